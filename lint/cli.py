@@ -1,0 +1,135 @@
+"""The command line: a thin adapter around the engine (click).
+
+Exit codes (design.md): 0 nothing at or above --fail-on; 1 findings at or above it; 2 the tool
+could not do its job (bad flag, missing path, invalid config or node file). Heavy modules are
+imported inside the commands that use them, so `numaguard lint one-pod.yaml` starts fast.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+class UsageProblem(click.ClickException):
+    exit_code = 2
+
+
+def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip().upper() for v in values for part in v.split(",") if part.strip())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="numaguard")
+def main() -> None:
+    """Keep workloads and kubelets ready for Kubernetes pod-level resource managers."""
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file (default: .numaguard.yaml here or in a parent directory).")
+@click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
+              "--parse output, a NodeResourceTopology, or builtin:NAME.")
+@click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
+@click.option("--format", "formats", multiple=True, default=(),
+              type=click.Choice(["text", "json", "sarif", "github"]),
+              help="Report format; repeat with --output for several reports in one run.")
+@click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Write the report to FILE instead of standard output (pairs with --format).")
+@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+              help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
+@click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
+@click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
+def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
+         ignore, show_suppressed) -> None:
+    """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
+    from lint.config import ConfigError, find_config_file, load_config_file, parse_version
+    from lint.documents import load_paths
+    from lint.engine import Selection, lint_documents
+    from lint.report import writer_for
+    from lint.rules.registry import rules_by_id
+
+    try:
+        found = config_path or find_config_file()
+        config = load_config_file(found) if found else None
+        if config is None:
+            from lint.config import Config
+            config = Config()
+        if kubernetes_version:
+            from dataclasses import replace
+            config = replace(config, kubernetes_version=parse_version(kubernetes_version))
+    except ConfigError as e:
+        raise UsageProblem(str(e)) from None
+    known = rules_by_id()
+    select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
+    for rid in (*select_ids, *ignore_ids, *config.severities):
+        if not any(r.startswith(rid) for r in known):
+            raise UsageProblem(f"unknown rule id or prefix: {rid}")
+    if len(outputs) > max(len(formats), 1):
+        raise UsageProblem("each --output needs its own --format")
+    node = _load_node(node_path, config)
+
+    documents, errors, files = [], [], 0
+    try:
+        for _source, docs, errs in load_paths(paths, exclude=config.exclude):
+            files += 1
+            documents.extend(docs)
+            errors.extend(errs)
+    except FileNotFoundError as e:
+        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    result = lint_documents(documents, config=config, node=node, load_errors=errors,
+                            selection=Selection(select=select_ids, ignore=ignore_ids,
+                                                severities=config.severities))
+    result.summary.files = files
+
+    formats = formats or ("text",)
+    for i, fmt in enumerate(formats):
+        target = outputs[i] if i < len(outputs) else None
+        color = target is None and fmt == "text" and sys.stdout.isatty()
+        text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
+        if target:
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            click.echo(text, nl=False)
+    threshold = fail_on or config.fail_on
+    if threshold != "never":
+        order = FAIL_ON.index(threshold)
+        if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
+            sys.exit(1)
+
+
+def _load_node(node_path: str | None, config):
+    """The node description from --node, else from the config file (relative to it)."""
+    import os
+
+    if not node_path and not config.node:
+        return None
+    from lint.numa.node import NodeError, load_node_file
+
+    path = node_path or config.node
+    if not node_path and not path.startswith("builtin:") and not os.path.isabs(path):
+        path = os.path.join(config.base_dir, path)
+    try:
+        return load_node_file(path)
+    except FileNotFoundError:
+        raise UsageProblem(f"node description not found: {path}") from None
+    except NodeError as e:
+        raise UsageProblem(str(e)) from None
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
+def rules(fmt: str) -> None:
+    """List every rule with its severity, rationale and fix."""
+    from lint.rules.docs import render_rules
+
+    click.echo(render_rules(fmt), nl=False)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,188 @@
+"""The engine: parsed documents in, findings out. No files, no terminals, no HTTP.
+
+`lint_documents` is what the CLI, the webhook and library users call. It classifies each
+document (pod carrier, KubeletConfiguration, or skipped), runs the schema check (NG002) and,
+when that passes, every enabled rule for that kind of object, then resolves each violation's
+path to a line and column, applies severity overrides and suppressions, and counts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from lint.config import Config
+from lint.documents import Document, LoadError, expand_lists, position_of
+from lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
+from lint.objects import classify
+from lint.rules.base import LintContext, Rule
+from lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
+from lint.rules.registry import all_rules
+
+IGNORE_ANNOTATION = "numaguard.io/ignore"
+IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rules run (`--select`/`--ignore`: ids or id prefixes such as NG2) and at what
+    severity (config `rules:`; None = off)."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severities: dict[str, Severity | None] = field(default_factory=dict)
+
+    def enabled(self, rule: Rule) -> bool:
+        if self.severities.get(rule.id, rule.severity) is None:
+            return False
+        if self.select and not any(rule.id.startswith(s) for s in self.select):
+            return False
+        return not any(rule.id.startswith(s) for s in self.ignore)
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    summary: Summary
+    kubelet_configs: list[tuple[Document, dict]] = field(default_factory=list)
+
+    @property
+    def active(self) -> list[Finding]:
+        return [f for f in self.findings if not f.suppressed]
+
+
+def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
+                   selection: Selection | None = None, node: Any = None,
+                   load_errors: Iterable[LoadError] = ()) -> LintResult:
+    """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
+    config = config or Config()
+    selection = selection or Selection(severities=config.severities)
+    ctx = config.context(node=node, kubelet_config=getattr(node, "kubelet_config", None))
+    run = _Run(ctx, selection)
+    for error in load_errors:
+        run.add_load_error(error)
+    for i, doc in enumerate(documents):
+        if not isinstance(doc, Document):
+            doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+        for item, prefix in expand_lists(doc):
+            run.lint_one(item, prefix)
+    run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
+    return LintResult(run.findings, run.summary, run.kubelet_configs)
+
+
+class _Run:
+    """The mutable bookkeeping of one lint run (findings, counts), kept out of module state."""
+
+    def __init__(self, ctx: LintContext, selection: Selection) -> None:
+        self.ctx, self.selection = ctx, selection
+        rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
+        self.pod_rules = [r for r in rules if r.target == "pod"]
+        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        self.findings: list[Finding] = []
+        self.summary = Summary()
+        self.kubelet_configs: list[tuple[Document, dict]] = []
+
+    # -- documents ---------------------------------------------------------------------
+    def add_load_error(self, error: LoadError) -> None:
+        self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
+                   position=(error.line, error.column) if error.line else None, ref=None,
+                   ignores=frozenset())
+
+    def lint_one(self, doc: Document, prefix: Path) -> None:
+        data = _at(doc.data, prefix)
+        if not isinstance(data, dict):
+            what = type(data).__name__ if data is not None else "empty"
+            self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
+                           Violation(path=(), message=f"list item is {what}, not a mapping"))
+            return
+        found = classify(data)
+        if found.kind == "skip":
+            self.summary.skipped += 1
+            return
+        self.summary.objects += 1
+        if found.kind == "kubelet":
+            self._lint_kubelet(doc, prefix, data, found.ref)
+        elif found.pod is None:
+            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
+                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"))
+        else:
+            self._lint_pod(doc, prefix, found.pod)
+
+    def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
+        from lint.resources import pod_schema_violations
+        from lint.rules.pods import pod_scope
+
+        prefix = prefix + pod.spec_path
+        problems = pod_schema_violations(pod.spec)
+        ignores = doc.ignores | _annotation_ignores(pod.annotations)
+        reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
+        if problems:
+            for v in problems:
+                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
+            return
+        scope = pod_scope(pod, self.ctx)
+        if scope != "managed":
+            self.summary.unmanaged += scope == "unmanaged"
+            return
+        for rule in self.pod_rules:
+            for v in rule.check(pod, self.ctx):
+                self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
+
+    def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
+        from lint.kubelet import kubelet_schema_violations
+
+        problems = kubelet_schema_violations(data)
+        for v in problems:
+            self._emit_doc(doc, prefix, ref, INVALID_OBJECT, v, doc.ignores)
+        if problems:
+            return
+        self.kubelet_configs.append((doc, data))
+        for rule in self.kubelet_rules:
+            for v in rule.check(data, self.ctx):
+                self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+
+    # -- findings ----------------------------------------------------------------------
+    def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
+                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None) -> None:
+        path = prefix + tuple(v.path)
+        position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
+        self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
+                   path=path, reason=reason)
+
+    def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
+              ignores: frozenset[str], path: Path = (), reason: str | None = None) -> None:
+        if not self.selection.enabled(rule):
+            return
+        severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
+        suppressed = rule.id in ignores or "all" in ignores
+        finding = Finding(
+            rule=rule.id, name=rule.name, severity=severity, message=v.message,
+            remediation=v.remediation or rule.remediation, file=file,
+            line=position[0] if position else None, column=position[1] if position else None,
+            object=ref, container=v.container, path=_dotted(path), suppressed=suppressed,
+            suppress_reason=reason if suppressed else None)
+        self.findings.append(finding)
+        if suppressed:
+            self.summary.suppressed += 1
+        else:
+            self.summary.counts[severity.value] += 1
+
+
+def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
+    value = annotations.get(IGNORE_ANNOTATION)
+    if not value:
+        return frozenset()
+    return frozenset(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
+
+
+def _at(data: Any, path: Path) -> Any:
+    for key in path:
+        data = data[key]
+    return data
+
+
+def _dotted(path: Path) -> str:
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+

@@ -1,0 +1,99 @@
+"""Value objects shared by the engine and its front ends.
+
+The engine takes parsed documents (plain dicts and lists) and returns `Finding`s; it never
+reads files or writes to a terminal. Positions come from the loader (`lint.documents`), which
+keeps the line and column of every mapping key and list item it parsed; objects built by hand
+(a library user, the webhook) simply have none, and findings then point at the object.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"info": 1, "warning": 2, "error": 3}[self.value]
+
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """The Kubernetes object a finding is about (a workload, not its template)."""
+
+    api_version: str | None
+    kind: str | None
+    namespace: str | None
+    name: str | None
+
+    def as_dict(self, container: str | None = None) -> dict[str, Any]:
+        return {"apiVersion": self.api_version, "kind": self.kind, "namespace": self.namespace,
+                "name": self.name, "container": container}
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a rule's check function yields: where, what, and optional overrides.
+
+    `path` is relative to what the rule was given (the pod spec for pod rules, the document
+    root for kubelet rules); the engine turns it into a document path and a line/column.
+    """
+
+    path: Path
+    message: str
+    container: str | None = None
+    severity: Severity | None = None      # overrides the rule's default (e.g. NG206 restricted: info)
+    remediation: str | None = None        # overrides the rule's generic remediation
+
+
+@dataclass
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    remediation: str
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+    object: ObjectRef | None = None
+    container: str | None = None
+    path: str = ""
+    suppressed: bool = False
+    suppress_reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule, "name": self.name, "severity": self.severity.value,
+            "file": self.file, "line": self.line, "column": self.column,
+            "object": self.object.as_dict(self.container) if self.object else None,
+            "path": self.path, "message": self.message, "remediation": self.remediation,
+            "suppressed": self.suppressed,
+            **({"suppressReason": self.suppress_reason} if self.suppress_reason else {}),
+        }
+
+
+@dataclass
+class Summary:
+    files: int = 0
+    objects: int = 0
+    skipped: int = 0
+    unmanaged: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
+    suppressed: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
+                "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}

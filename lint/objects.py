@@ -1,0 +1,87 @@
+"""The kinds numaguard understands, and where each keeps its pod spec.
+
+A workload controller carries a pod template; findings about the template name the workload
+and point into the template (`spec.template.spec...`). CronJob nests a Job template
+(`spec.jobTemplate.spec.template`). Paths follow the `apps/v1`, `batch/v1` and `core/v1` types.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lint.model import ObjectRef, Path
+from lint.rules.base import PodTarget
+
+# kind -> path from the document root to the pod template (metadata + spec), () for a Pod.
+POD_TEMPLATE_PATHS: dict[str, Path] = {
+    "Pod": (),
+    "PodTemplate": ("template",),
+    "Deployment": ("spec", "template"),
+    "ReplicaSet": ("spec", "template"),
+    "StatefulSet": ("spec", "template"),
+    "DaemonSet": ("spec", "template"),
+    "Job": ("spec", "template"),
+    "ReplicationController": ("spec", "template"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+}
+
+KUBELET_CONFIG_GROUP = "kubelet.config.k8s.io/"
+KUBELET_CONFIG_KIND = "KubeletConfiguration"
+
+
+@dataclass(frozen=True)
+class Classified:
+    """What a document is: a pod carrier, a kubelet configuration, or something we skip."""
+
+    kind: str                         # "pod" | "kubelet" | "skip"
+    ref: ObjectRef
+    pod: PodTarget | None = None
+    problem: str | None = None        # a known kind whose shape is wrong (NG002)
+    problem_path: Path = ()
+
+
+def object_ref(doc: dict) -> ObjectRef:
+    meta = doc.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    return ObjectRef(api_version=_str_or_none(doc.get("apiVersion")), kind=_str_or_none(doc.get("kind")),
+                     namespace=_str_or_none(namespace), name=_str_or_none(name))
+
+
+def classify(doc: dict) -> Classified:
+    ref = object_ref(doc)
+    kind, api_version = ref.kind, ref.api_version or ""
+    if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
+        return Classified("kubelet", ref)
+    if kind not in POD_TEMPLATE_PATHS:
+        return Classified("skip", ref)
+    template_path = POD_TEMPLATE_PATHS[kind]
+    spec_path = template_path + ("spec",)
+    template = node = doc
+    for depth, key in enumerate(spec_path, start=1):
+        child = node.get(key)
+        if not isinstance(child, dict):
+            what = "is missing" if child is None else "must be a mapping"
+            return Classified("pod", ref, problem=f"{'.'.join(map(str, spec_path[:depth]))} {what}",
+                              problem_path=spec_path[:depth - (child is None)])
+        if depth == len(template_path):
+            template = child
+        node = child
+    return Classified("pod", ref, pod=PodTarget(
+        ref=ref, spec=node, spec_path=spec_path, annotations=_merged_annotations(doc, template),
+        metadata_path=template_path + ("metadata",)))
+
+
+def _merged_annotations(doc: dict, template: dict) -> dict[str, str]:
+    """The template's annotations over the workload's: a workload's suppression covers its template."""
+    merged: dict[str, str] = {}
+    for holder in (doc, template) if template is not doc else (doc,):
+        meta = holder.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        if isinstance(annotations, dict):
+            merged.update({str(k): str(v) for k, v in annotations.items()})
+    return merged
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else (None if value is None else str(value))

@@ -1,0 +1,22 @@
+"""GitHub Actions workflow commands: one annotation per finding on the pull request."""
+from __future__ import annotations
+
+from lint.engine import LintResult
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def render(result: LintResult, *, show_suppressed: bool = False, color: bool = False) -> str:
+    lines = []
+    for f in result.active:
+        where = ",".join(part for part in (f"file={f.file}" if f.file else "",
+                                           f"line={f.line}" if f.line else "",
+                                           f"col={f.column}" if f.column else "") if part)
+        title = f"{f.rule} {f.name}"
+        lines.append(f"::{_LEVEL[f.severity.value]} {where},title={title}::"
+                     f"{_escape(f.message + ' Fix: ' + f.remediation)}")
+    return "\n".join(lines) + ("\n" if lines else "")

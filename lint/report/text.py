@@ -1,0 +1,37 @@
+"""The text report: grouped by file, `file:line:col  ID  severity  message`, the fix indented
+beneath, a summary line. Colour only when writing to a terminal."""
+from __future__ import annotations
+
+from itertools import groupby
+
+from lint.engine import LintResult
+
+_COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "dim": "\033[2m",
+           "bold": "\033[1m", "reset": "\033[0m"}
+
+
+def render(result: LintResult, *, show_suppressed: bool = False, color: bool = False) -> str:
+    def paint(text: str, style: str) -> str:
+        return f"{_COLORS[style]}{text}{_COLORS['reset']}" if color else text
+
+    shown = [f for f in result.findings if show_suppressed or not f.suppressed]
+    out: list[str] = []
+    for file, group in groupby(shown, key=lambda f: f.file or "<input>"):
+        out.append(paint(file, "bold"))
+        for f in group:
+            where = f"{file}:{f.line or 1}:{f.column or 1}"
+            what = f"{f.object}" + (f" container {f.container}" if f.container else "") if f.object else ""
+            tag = " (suppressed" + (f": {f.suppress_reason}" if f.suppress_reason else "") + ")" \
+                if f.suppressed else ""
+            out.append(f"  {where}  {f.rule}  {paint(f.severity.value, f.severity.value)}  "
+                       f"{f.message}{tag}")
+            if what:
+                out.append(paint(f"      object: {what}" + (f"  field: {f.path}" if f.path else ""), "dim"))
+            out.append(f"      fix: {f.remediation}")
+        out.append("")
+    s = result.summary
+    out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped (other kinds), "
+               f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
+               f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
+               f"{s.counts['info']} info, {s.suppressed} suppressed")
+    return "\n".join(out) + "\n"

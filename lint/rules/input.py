@@ -1,0 +1,23 @@
+"""NG0xx: problems with the input itself. The loader and the schema checks raise these; they
+have no check function of their own, but they live here so that they are listed, documented
+and configurable like every other rule."""
+from lint.rules.base import Rule
+from lint.model import Severity
+
+INVALID_DOCUMENT = Rule(
+    id="NG001", name="invalid-document", severity=Severity.ERROR, target="input",
+    title="The file is not valid YAML/JSON, or a document is not a mapping",
+    rationale="A manifest that does not parse is never applied, and every other check is blind to "
+              "it. numaguard reports the file and line and goes on with the other documents and files.",
+    remediation="Fix the syntax at the reported line (indentation, an unclosed quote or bracket, a "
+                "tab used for indentation); each YAML document must be a mapping with apiVersion and kind.")
+
+INVALID_OBJECT = Rule(
+    id="NG002", name="invalid-object", severity=Severity.ERROR, target="input",
+    title="A known kind fails its schema: wrong types, unknown fields, bad quantities",
+    rationale="The API server (for workloads) or the kubelet (for a KubeletConfiguration) rejects "
+              "the object: wrong value types, unknown fields in a KubeletConfiguration, quantities "
+              "that do not parse, option values that are not strings. The other rules are skipped "
+              "for such an object because their input is unreliable.",
+    remediation="Correct the field named in the message to the type the Kubernetes API expects "
+                "(quantities as strings like \"2\", \"500m\", \"4Gi\"; option values quoted, e.g. \"true\").")

@@ -1,0 +1,27 @@
+"""Shared test helpers: run the real `numaguard` console script, find the repo's files."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def numaguard_exe() -> str:
+    exe = Path(sys.executable).parent / "numaguard"
+    if not exe.exists():
+        pytest.fail("the numaguard console script is not installed next to this Python "
+                    "(pip install -e '.[test]')")
+    return str(exe)
+
+
+def run_cli(*args: str, cwd: Path | str = REPO, stdin: str | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMAGUARD")}
+    return subprocess.run([numaguard_exe(), *args], cwd=cwd, input=stdin, text=True,
+                          capture_output=True, timeout=timeout, env=env)
