@@ -8,6 +8,7 @@ generated from these fields, never written twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Iterable, Literal
 
 from lint.model import ObjectRef, Path, Severity, Violation
@@ -82,3 +83,11 @@ class PodTarget:
     spec_path: Path
     annotations: dict[str, str]
     metadata_path: Path
+
+    @cached_property
+    def analysis(self) -> Any:
+        """The pod's resource semantics (`lint.resources.PodAnalysis`), computed once per pod
+        however many rules ask."""
+        from lint.resources import PodAnalysis
+
+        return PodAnalysis(self.spec)
