@@ -40,7 +40,7 @@ class ObjectRef:
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind}/{ns}{self.name}"
+        return f"{self.kind}/{ns}{self.name}" if self.name else str(self.kind)
 
 
 @dataclass(frozen=True)
