@@ -5,8 +5,14 @@ import json
 
 from lint.engine import LintResult
 
+# Indented output goes through the json module's pure-Python encoder; a large report is
+# written compactly, by the C encoder, so that it costs little next to the lint itself.
+INDENT_UP_TO_FINDINGS = 500
+
 
 def render(result: LintResult, *, show_suppressed: bool = True, color: bool = False) -> str:
     findings = [f.as_dict() for f in result.findings if show_suppressed or not f.suppressed]
-    return json.dumps({"version": 1, "findings": findings, "summary": result.summary.as_dict()},
-                      indent=2) + "\n"
+    report = {"version": 1, "findings": findings, "summary": result.summary.as_dict()}
+    if len(findings) <= INDENT_UP_TO_FINDINGS:
+        return json.dumps(report, indent=2) + "\n"
+    return json.dumps(report, separators=(",", ":")) + "\n"
