@@ -186,3 +186,22 @@ def test_rules_listing_formats():
     as_json = json.loads(run_cli("rules", "--format", "json").stdout)
     assert {"id", "name", "severity", "title", "rationale", "remediation"} <= set(as_json[0])
     assert "| NG208 |" in run_cli("rules", "--format", "markdown").stdout
+
+
+def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
+    (tmp_path / ".numaguard.yaml").write_text("apiVersion: numaguard.io/v1alpha1\nkind: Config\n"
+                                              "exclude: ['vendor/**']\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "trap.yaml").write_text(BURSTABLE_POD)
+    items = "\n".join("  - " + line if i == 0 else "    " + line
+                      for i, line in enumerate(BURSTABLE_POD.splitlines()))
+    (tmp_path / "list.yaml").write_text(f"apiVersion: v1\nkind: List\nitems:\n{items}\n"
+                                        "  - {apiVersion: v1, kind: Service, metadata: {name: s}}\n")
+    proc = run_cli("lint", "--format", "json", ".", cwd=tmp_path)
+    report = json.loads(proc.stdout)
+    files = {f["file"] for f in report["findings"]}
+    assert not any("vendor" in f for f in files)
+    ng103 = [f for f in report["findings"] if f["rule"] == "NG103"]
+    assert ng103 and ng103[0]["file"].endswith("list.yaml")
+    assert ng103[0]["path"].startswith("items[0].spec")
+    assert report["summary"]["skipped"] == 1       # the Service
