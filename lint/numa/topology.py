@@ -28,7 +28,9 @@ class CPU:
 @dataclass(frozen=True)
 class NUMANode:
     id: int
-    memory: int                                   # bytes of regular memory (capacity)
+    # MemTotal of the NUMA node in bytes, hugepages included, as cadvisor reports it; the Memory
+    # Manager subtracts the hugepages to get regular memory (memorymanager getDefaultMachineState).
+    memory: int
     hugepages: dict[int, int] = field(default_factory=dict)   # page size in bytes -> number of pages
 
 
