@@ -131,5 +131,14 @@ def rules(fmt: str) -> None:
     click.echo(render_rules(fmt), nl=False)
 
 
+def _attach_numa_commands() -> None:
+    from lint.cli_numa import node, simulate
+
+    main.add_command(simulate)
+    main.add_command(node)
+
+
+_attach_numa_commands()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

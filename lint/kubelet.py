@@ -451,7 +451,7 @@ def reserved_system_cpus(kc: dict) -> frozenset[int] | None:
     return cpus or None
 
 
-def _reserved_quantity(kc: dict, field: str, resource: str) -> Decimal:
+def reserved_quantity(kc: dict, field: str, resource: str) -> Decimal:
     reserved = kc.get(field)
     if not isinstance(reserved, dict) or resource not in reserved:
         return Decimal(0)
@@ -470,7 +470,7 @@ def reserved_cpu_amount(kc: dict) -> Decimal:
         explicit = None
     if explicit:
         return Decimal(len(explicit))
-    return _reserved_quantity(kc, "kubeReserved", "cpu") + _reserved_quantity(kc, "systemReserved", "cpu")
+    return reserved_quantity(kc, "kubeReserved", "cpu") + reserved_quantity(kc, "systemReserved", "cpu")
 
 
 def reserved_cpu_count(kc: dict) -> int:
@@ -642,8 +642,8 @@ def node_memory_capacity(node: Any) -> int | None:
 
 
 def memory_reservation(kc: dict, capacity: int | None = None) -> MemoryReservation:
-    kube = _reserved_quantity(kc, "kubeReserved", "memory")
-    system = _reserved_quantity(kc, "systemReserved", "memory")
+    kube = reserved_quantity(kc, "kubeReserved", "memory")
+    system = reserved_quantity(kc, "systemReserved", "memory")
     eviction = memory_eviction(kc)
     evicted = eviction.resolve(capacity)
     required: dict[str, Decimal | None] = {"memory": None if evicted is None else kube + system + evicted}

@@ -1,1 +1,288 @@
-"""NG212 and NG3xx: NUMA fit on a described node (filled in by the NUMA simulator work)."""
+"""NG212 and NG3xx: NUMA fit on a described node (`--node`, or `node:` in the config file).
+
+The pod rules replay the kubelet's admission (`lint.numa.admission`) on a fresh, empty
+`NodeState` built from the node description and its KubeletConfiguration for every check:
+nothing is cached between pods, and building the state costs about a millisecond. Without a
+kubelet configuration for the node (`node.kubelet_config`, else the context's) the NG3xx rules
+have nothing to simulate and stay silent; a configuration that would stop the kubelet is the
+kubelet rules' finding (NG2xx), so these rules stay silent then too.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from lint.model import Path, Violation
+from lint.rules.base import LintContext, PodTarget, rule
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _kubelet_config(ctx: LintContext) -> dict | None:
+    node = ctx.node
+    kc = getattr(node, "kubelet_config", None) if node is not None else None
+    if kc is None:
+        kc = ctx.kubelet_config
+    return kc if isinstance(kc, dict) else None
+
+
+def _empty_state(ctx: LintContext):
+    """A fresh empty NodeState for the context's node, or None when there is nothing to
+    simulate (no node, no kubelet configuration, or one the kubelet would refuse)."""
+    from lint.numa.admission import KubeletStartupError, build_state
+    kc = _kubelet_config(ctx)
+    if ctx.node is None or kc is None:
+        return None
+    try:
+        return build_state(ctx.node.topology, kc, name=getattr(ctx.node, "name", "node"))
+    except KubeletStartupError:
+        return None
+
+
+def _resources_path(spec: dict, resource: str = "cpu") -> Path:
+    """Where to point: the pod-level request when the pod has one, else the first container's
+    request, else the first container."""
+    resources = spec.get("resources")
+    if isinstance(resources, dict):
+        for field_name in ("requests", "limits"):
+            values = resources.get(field_name)
+            if isinstance(values, dict) and resource in values:
+                return ("resources", field_name, resource)
+        return ("resources",)
+    for key in ("containers", "initContainers"):
+        containers = spec.get(key)
+        if isinstance(containers, list):
+            for i, c in enumerate(containers):
+                res = c.get("resources") if isinstance(c, dict) else None
+                if isinstance(res, dict):
+                    for field_name in ("requests", "limits"):
+                        values = res.get(field_name)
+                        if isinstance(values, dict) and resource in values:
+                            return (key, i, "resources", field_name, resource)
+    return ("containers", 0) if spec.get("containers") else ()
+
+
+def _container_path(spec: dict, name: str) -> Path:
+    for key in ("initContainers", "containers"):
+        containers = spec.get(key)
+        if isinstance(containers, list):
+            for i, c in enumerate(containers):
+                if isinstance(c, dict) and c.get("name") == name:
+                    res = c.get("resources")
+                    if isinstance(res, dict):
+                        for field_name in ("requests", "limits"):
+                            values = res.get(field_name)
+                            if isinstance(values, dict) and "cpu" in values:
+                                return (key, i, "resources", field_name, "cpu")
+                    return (key, i)
+    return ()
+
+
+def _node_words(state) -> str:
+    return (f"node {state.name} (topologyManagerPolicy {state.policy_name}, scope "
+            f"{state.pinned_scope})")
+
+
+def _stranded_text(capacity, spec: dict) -> str:
+    """Free CPUs and memory per NUMA node; hugepages only of the sizes the pod uses."""
+    from lint.resources import PodAnalysis
+    from lint.simulate import _bytes
+    analysis = PodAnalysis(spec)
+    wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests)
+    parts = []
+    for n in sorted(set(capacity.stranded_cpus) | set(capacity.stranded_memory)):
+        memory = capacity.stranded_memory.get(n, {})
+        extra = "".join(f", {_bytes(v)} {r}" for r, v in sorted(memory.items())
+                        if r != "memory" and r in wanted)
+        parts.append(f"NUMA {n}: {capacity.stranded_cpus.get(n, 0)} CPUs, "
+                     f"{_bytes(memory.get('memory', 0))} memory{extra}")
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- NG212
+
+@rule(id="NG212", name="numa-nodes-over-limit", severity="error", target="kubelet",
+      needs_node=True,
+      title="The node has more NUMA nodes than the Topology Manager accepts",
+      rationale="""With any topologyManagerPolicy other than none, the kubelet refuses to start
+      on a machine with more NUMA nodes than max-allowable-numa-nodes (default 8):
+      "unsupported on machines with more than 8 NUMA Nodes" (topology_manager.go NewManager).
+      Hint generation enumerates every subset of NUMA nodes, which is why the limit exists.""",
+      remediation="""Set topologyManagerPolicyOptions max-allowable-numa-nodes to at least the
+      node's NUMA node count (admission gets slower as it grows), or use
+      topologyManagerPolicy: none on such machines.""")
+def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
+    from lint import kubelet as kcfg
+    node = ctx.node
+    if node is None:
+        return
+    policy, explicit = kcfg.topology_manager_policy(kc)
+    if policy == "none" or policy not in kcfg.TOPOLOGY_MANAGER_POLICIES:
+        return
+    limit = kcfg.max_allowable_numa_nodes(kc)
+    count = node.topology.num_numa_nodes
+    if count <= limit:
+        return
+    options = kc.get("topologyManagerPolicyOptions")
+    path: Path = ("topologyManagerPolicy",) if explicit else ()
+    if isinstance(options, dict) and "max-allowable-numa-nodes" in options:
+        path = ("topologyManagerPolicyOptions", "max-allowable-numa-nodes")
+    yield Violation(path, f"node {node.name} has {count} NUMA nodes, more than "
+                          f"max-allowable-numa-nodes ({limit}); with topologyManagerPolicy "
+                          f"{policy} the kubelet refuses to start: \"unsupported on machines "
+                          f"with more than {limit} NUMA Nodes\"",
+                    remediation=f"Set topologyManagerPolicyOptions: {{max-allowable-numa-nodes: "
+                                f"\"{count}\"}}, or topologyManagerPolicy: none on this node.")
+
+
+# --------------------------------------------------------------------------- NG301
+
+@rule(id="NG301", name="numa-no-fit", severity="error", target="pod", needs_node=True,
+      title="The pod cannot be admitted even on an empty node of the pool",
+      rationale="""Under single-numa-node or restricted the kubelet admits a pod only when a
+      preferred NUMA placement exists for its CPUs and memory after reservations. When even an
+      empty node has none, the scheduler (which is not NUMA-aware) still places the pod and the
+      kubelet rejects it: the pod fails with TopologyAffinityError and is not rescheduled.""",
+      remediation="""Shrink the pod so its CPUs and memory fit one NUMA node of the pool (or the
+      narrowest NUMA set the policy prefers), move it to a pool with larger NUMA nodes, or
+      relax topologyManagerPolicy to best-effort if alignment is not required.""")
+def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
+    from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, alignment_required
+    from lint.resources import PodAnalysis
+    from lint.simulate import suggest_fix
+
+    state = _empty_state(ctx)
+    if state is None or not alignment_required(state):
+        return
+    analysis = PodAnalysis(pod.spec)
+    if analysis.pod_level.is_set and analysis.budget.rejections:
+        return          # the pod's own budget is impossible: NG107 reports that
+    free_cpus, free_memory = state.free_cpus_by_numa(), state.free_memory_by_numa()
+    placement = admit(state, {"spec": pod.spec}, "pod")
+    if placement.admitted or placement.reason == SMT_ALIGNMENT_ERROR:
+        return          # SMT alignment is NG303's finding
+    fix = suggest_fix(state, {"spec": pod.spec}, placement, free_cpus, free_memory)
+    yield Violation(_resources_path(pod.spec),
+                    f"on an empty {_node_words(state)} the kubelet rejects this pod with "
+                    f"{placement.reason} (\"{placement.message}\")",
+                    remediation=fix[:1].upper() + fix[1:] + ".")
+
+
+# --------------------------------------------------------------------------- NG302
+
+@rule(id="NG302", name="numa-stranded-capacity", severity="warning", target="pod",
+      needs_node=True,
+      title="The pod fits, but its size strands CPUs or memory on each node",
+      rationale="""Copies of the pod are admitted on an empty node until the kubelet rejects
+      one. The warning fires when the scheduler would still send another copy there (the
+      node-wide leftovers of cpu, memory and pods cover its requests) while the kubelet
+      rejects it for a NUMA reason: that capacity is stranded for this pod shape, and each
+      such scheduling ends in a failed pod. Leftovers smaller than one copy are not reported.""",
+      remediation="""Size the pod so whole copies tile a NUMA node (CPUs available per NUMA node
+      divided by the pod's CPUs, likewise for memory), or give the pool's nodes a NUMA-aware
+      scheduler plugin or a pod count limit that matches the real capacity.""")
+def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
+    from lint.numa.capacity import pod_capacity
+
+    state = _empty_state(ctx)
+    if state is None or _pods_limit_comes_first(state, pod.spec):
+        return
+    from lint.resources import pod_exclusive_totals
+    available = state.free_cpus_by_numa()
+    capacity = pod_capacity(state, {"spec": pod.spec})
+    if capacity.copies == 0 or not capacity.significant:
+        return
+    reason = capacity.limited_by.reason if capacity.limited_by else "none"
+    cpus, _ = pod_exclusive_totals(pod.spec)
+    better = next((size for size in range(cpus - 1, 0, -1)
+                   if sum(a // size for a in available.values()) > capacity.copies), None)
+    hint = ""
+    if better is not None:
+        hint = (f"{better} CPUs per copy would fit "
+                f"{sum(a // better for a in available.values())} copies "
+                f"(CPUs available per NUMA node: "
+                f"{', '.join(f'NUMA {n}: {a}' for n, a in sorted(available.items()))}); ")
+    yield Violation(_resources_path(pod.spec),
+                    f"{capacity.copies} copies of this pod fit on an empty {_node_words(state)}; "
+                    f"the next copy is rejected ({reason}) although the scheduler still sees "
+                    f"room for it. Stranded per NUMA node: {_stranded_text(capacity, pod.spec)}",
+                    remediation=(hint[:1].upper() + hint[1:] if hint else "")
+                    + "size the pod so whole copies tile a NUMA node, or cap the pods per node "
+                      "to what the kubelet really admits.")
+
+
+def _pods_limit_comes_first(state, spec: dict) -> bool:
+    """A shortcut before filling a node copy by copy (up to maxPods admissions): a pod with
+    nothing NUMA-pinned cannot strand anything, and a pod small enough that every NUMA node
+    holds floor(free / need) copies reaching maxPods in total stops at OutOfpods, which is
+    never significant stranding."""
+    from lint.resources import pod_exclusive_totals
+    cpus, memory = pod_exclusive_totals(spec)
+    pinned_memory = int(memory.get("memory", 0)) if state.memory is not None else 0
+    if state.cpu is None:
+        cpus = 0
+    if cpus == 0 and pinned_memory == 0:
+        return True
+    estimates = []
+    if cpus:
+        estimates.append(sum(f // cpus for f in state.free_cpus_by_numa().values()))
+    if pinned_memory:
+        estimates.append(sum(m.get("memory", 0) // pinned_memory
+                             for m in state.free_memory_by_numa().values()))
+    return min(estimates) >= state.allocatable["pods"]
+
+
+# --------------------------------------------------------------------------- NG303
+
+@rule(id="NG303", name="smt-alignment", severity="error", target="pod", needs_node=True,
+      title="With full-pcpus-only, the pod's exclusive CPU count is not a whole number of cores",
+      rationale="""With cpuManagerPolicyOptions full-pcpus-only the static policy hands out whole
+      physical cores only. An exclusive CPU request that is not a multiple of the threads per
+      core (the pod total for a pod-level-managed pod under scope pod, each container's
+      otherwise) fails at admission with SMTAlignmentError: "SMT Alignment Error: requested N
+      cpus not multiple cpus per core = K" (policy_static.go enforceSMTAlignment).""",
+      remediation="""Request a multiple of the node's threads per core (2 on most x86 servers)
+      for the pod's (or the container's) whole-CPU request, or drop full-pcpus-only.""")
+def smt_alignment(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
+    from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, managed_containers
+    from lint.resources import PodAnalysis
+
+    state = _empty_state(ctx)
+    if state is None or state.cpu is None or not state.cpu.options.full_pcpus_only:
+        return
+    analysis = PodAnalysis(pod.spec)
+    pod_level = analysis.pod_level.is_set
+    if pod_level and not state.gates["PodLevelResourceManagers"]:
+        return          # the managers skip the pod: nothing exclusive, nothing to align
+    per_core = state.cpu.cpu_group_size
+    checked: list[tuple[Path, str | None, int, str]] = []
+    if pod_level and state.pinned_scope == "pod":
+        if analysis.budget.cpus:
+            checked.append((_resources_path(pod.spec), None, analysis.budget.cpus,
+                            "the pod's whole-CPU budget"))
+    else:
+        for c in managed_containers(analysis, pod_level):
+            if c.cpus:
+                checked.append((_container_path(pod.spec, c.name), c.name, c.cpus,
+                                f"the exclusive CPUs of container '{c.name}'"))
+    found = False
+    for path, container, cpus, what in checked:
+        if cpus % per_core:
+            found = True
+            yield Violation(path, f"cpuManagerPolicyOptions full-pcpus-only is on and node "
+                                  f"{state.name} has {per_core} threads per core: {what} "
+                                  f"({cpus}) is not a multiple of {per_core}, so the kubelet "
+                                  f"rejects the pod with SMTAlignmentError: \"SMT Alignment "
+                                  f"Error: requested {cpus} cpus not multiple cpus per core = "
+                                  f"{per_core}\"",
+                            container=container,
+                            remediation=f"Request {cpus + per_core - cpus % per_core} (or "
+                                        f"{cpus - cpus % per_core}) CPUs instead of {cpus}, or "
+                                        f"drop full-pcpus-only.")
+    if found or not checked:
+        return
+    placement = admit(state, {"spec": pod.spec}, "pod")
+    if placement.reason == SMT_ALIGNMENT_ERROR:
+        yield Violation(checked[0][0], f"on an empty node {state.name} the kubelet rejects the "
+                                       f"pod with SMTAlignmentError: {placement.message}",
+                        remediation="Request fewer whole cores, or reserve whole cores "
+                                    "(both hyperthreads) in reservedSystemCPUs.")

@@ -1,0 +1,125 @@
+"""Click commands for the NUMA simulator, attached by `lint.cli` to the main group:
+
+    numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
+    numaguard node capture [--sysfs ROOT]
+
+Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
+(missing file, unusable node description or kubelet configuration) - one line, no traceback.
+Heavy modules are imported inside the commands.
+"""
+from __future__ import annotations
+
+import json
+
+import click
+
+
+class UsageProblem(click.ClickException):
+    exit_code = 2
+
+
+def _load_pods(paths: tuple[str, ...]) -> list:
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict)."""
+    from lint.documents import expand_lists, load_paths
+    from lint.objects import classify
+
+    pods = []
+    try:
+        loaded = list(load_paths(paths))
+    except FileNotFoundError as exc:
+        raise UsageProblem(f"{exc.filename}: no such file or directory") from None
+    for source, documents, errors in loaded:
+        for error in errors:
+            where = f":{error.line}" if error.line else ""
+            raise UsageProblem(f"{error.source}{where}: {error.message}")
+        for doc in documents:
+            for item, prefix in expand_lists(doc):
+                data = item.data
+                for key in prefix:
+                    data = data[key]
+                if not isinstance(data, dict):
+                    continue
+                found = classify(data)
+                if found.kind == "pod" and found.pod is not None:
+                    pods.append((found.ref, {"spec": found.pod.spec}))
+    return pods
+
+
+def _load_kubelet_config(path: str | None) -> dict | None:
+    if path is None:
+        return None
+    from lint.documents import load_paths
+    from lint.objects import classify
+
+    try:
+        loaded = list(load_paths([path]))
+    except FileNotFoundError:
+        raise UsageProblem(f"{path}: no such file or directory") from None
+    for _source, documents, errors in loaded:
+        if errors:
+            raise UsageProblem(f"{path}: {errors[0].message}")
+        for doc in documents:
+            if isinstance(doc.data, dict) and classify(doc.data).kind == "kubelet":
+                return doc.data
+    raise UsageProblem(f"{path}: no KubeletConfiguration (kubelet.config.k8s.io) document found")
+
+
+@click.command()
+@click.option("--node", "node_path", required=True,
+              help="Node description: a NodeProfile, lscpu --parse output, a "
+                   "NodeResourceTopology, or builtin:NAME.")
+@click.option("--kubelet-config", "kubelet_config_path", type=click.Path(dir_okay=False),
+              help="KubeletConfiguration to use instead of the node description's own.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.argument("pod_files", nargs=-1, required=True)
+def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
+    """Admit the pods in POD_FILE... one after another on one node, as its kubelet would."""
+    from lint.numa.admission import KubeletStartupError
+    from lint.numa.node import NodeError, load_node_file
+    from lint.simulate import render_text, simulate as run
+
+    try:
+        node = load_node_file(node_path)
+    except NodeError as exc:
+        raise UsageProblem(str(exc)) from None
+    kubelet_config = _load_kubelet_config(kubelet_config_path)
+    pods = _load_pods(pod_files)
+    if not pods:
+        raise UsageProblem("no Pod or pod template found in " + ", ".join(pod_files))
+    try:
+        report = run(node, pods, kubelet_config=kubelet_config)
+    except KubeletStartupError as exc:
+        raise UsageProblem(f"{node.source}: the kubelet would not start: {exc}") from None
+    if output_format == "json":
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_text(report, node), nl=False)
+    raise SystemExit(1 if report["summary"]["rejected"] else 0)
+
+
+@click.group()
+def node() -> None:
+    """Node descriptions for the NUMA simulator."""
+
+
+@node.command()
+@click.option("--sysfs", "sysfs_root", default="/sys", show_default=True,
+              help="Root of the sysfs tree to read (for a copy taken from another machine).")
+def capture(sysfs_root) -> None:
+    """Describe this machine (CPUs, NUMA nodes, memory, hugepages) as a NodeProfile."""
+    from lint.numa.capture import capture_node, node_profile_yaml
+    from lint.numa.node import NodeError
+
+    try:
+        profile = capture_node(sysfs_root)
+    except NodeError as exc:
+        raise UsageProblem(str(exc)) from None
+    except OSError as exc:
+        raise UsageProblem(f"{sysfs_root}: {exc.strerror or exc}") from None
+    click.echo(node_profile_yaml(profile), nl=False)
+
+
+COMMANDS = (simulate, node)
+
+__all__ = ["simulate", "node", "capture", "COMMANDS"]

@@ -1,0 +1,217 @@
+"""`numaguard simulate`: admit pods one after another on one node and report what the
+kubelet decides (design.md "Simulation report"), plus how many copies of each distinct pod
+an empty node holds and what they strand.
+
+Engine code: plain dicts in, a report dict (or text) out; no files, no terminal.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+from lint.numa.admission import NodeState, Placement, admit, pod_requests, pod_spec_of
+
+REPORT_VERSION = 1
+
+
+def _ref_dict(ref: Any) -> dict:
+    if ref is None:
+        return {"kind": None, "namespace": None, "name": None}
+    if isinstance(ref, Mapping):
+        return {"kind": ref.get("kind"), "namespace": ref.get("namespace"), "name": ref.get("name")}
+    if isinstance(ref, str):
+        return {"kind": "Pod", "namespace": None, "name": ref}
+    return {"kind": getattr(ref, "kind", None), "namespace": getattr(ref, "namespace", None),
+            "name": getattr(ref, "name", None)}
+
+
+def _label(obj: Mapping) -> str:
+    name = obj.get("name") or "pod"
+    return f"{obj['namespace']}/{name}" if obj.get("namespace") else str(name)
+
+
+def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
+             kubelet_config: dict | None = None, capacity: bool = True) -> dict:
+    """Admit `pods` ((ref, Pod or pod spec dict) pairs) in order on an empty `node`.
+
+    Raises lint.numa.admission.KubeletStartupError if the node's kubelet would not start.
+    """
+    state = NodeState.from_node(node, kubelet_config)
+    entries = []
+    distinct: dict[str, tuple[dict, Mapping]] = {}
+    for ref, pod in pods:
+        obj = _ref_dict(ref)
+        before_free = state.free_cpus_by_numa()
+        before_memory = state.free_memory_by_numa()
+        placement = admit(state, pod, _label(obj))
+        entry = {"object": obj, **placement.as_dict()}
+        if placement.admitted:
+            if placement.bubble:
+                entry["cpus"]["bubble"] = list(placement.bubble)
+        else:
+            for key in ("numaNodes", "cpus", "memory"):
+                entry.pop(key, None)
+            entry["fix"] = suggest_fix(state, pod, placement, before_free, before_memory)
+        entry["freeAfter"] = _free(state)
+        entries.append(entry)
+        key = repr(sorted(pod_spec_of(pod).items(), key=lambda kv: kv[0]))
+        distinct.setdefault(key, (obj, pod))
+    report = {
+        "version": REPORT_VERSION,
+        "node": {"name": state.name, "numaNodes": state.topology.num_numa_nodes,
+                 "cpus": state.topology.num_cpus, "reservedCpus": sorted(state.reserved_cpus),
+                 "topologyManagerPolicy": state.policy_name,
+                 "topologyManagerScope": state.pinned_scope,
+                 "cpuManagerPolicy": "static" if state.cpu is not None else "none",
+                 "memoryManagerPolicy": "Static" if state.memory is not None else "None",
+                 "podLevelResourceManagers": state.gates["PodLevelResourceManagers"]},
+        "pods": entries,
+        "free": _free(state),
+        "summary": {"pods": len(entries),
+                    "admitted": sum(1 for e in entries if e["admitted"]),
+                    "rejected": sum(1 for e in entries if not e["admitted"])},
+    }
+    if capacity:
+        from lint.numa.capacity import pod_capacity
+        report["capacity"] = [{"object": obj, **pod_capacity(state, pod).as_dict()}
+                              for obj, pod in distinct.values()]
+    return report
+
+
+def _free(state: NodeState) -> dict:
+    cpus = state.free_cpus_by_numa()
+    memory = state.free_memory_by_numa()
+    return {str(n): {"cpus": cpus.get(n, 0), **memory.get(n, {})} for n in sorted(cpus)}
+
+
+def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
+                free_cpus: Mapping[int, int], free_memory: Mapping[int, Mapping[str, int]]) -> str:
+    """One concrete change that would let the pod in, from the rejection and the node's
+    per-NUMA free resources before the attempt."""
+    from lint.numa.capacity import pod_capacity
+    from lint.resources import PodAnalysis
+
+    reason = placement.reason or ""
+    spec = pod_spec_of(pod)
+    analysis = PodAnalysis(spec)
+    best_cpus = max(free_cpus.values(), default=0)
+    best_memory = max((m.get("memory", 0) for m in free_memory.values()), default=0)
+    numa_size = max(len([c for c in state.topology.cpus if c.numa == n])
+                    for n in state.topology.numa_ids)
+    if reason == "SMTAlignmentError":
+        per_core = state.topology.cpus_per_core
+        return (f"full-pcpus-only needs whole cores: make the pod's exclusive CPU count a "
+                f"multiple of {per_core} (threads per core), or drop full-pcpus-only")
+    if reason == "EmptyPodSharedPoolError" or (
+            reason == "TopologyAffinityError" and analysis.budget.rejections):
+        return ("raise the pod-level requests (and limits) above the sum of the exclusive "
+                "containers' requests, so the containers without exclusive slices keep a pod "
+                "shared pool, or make every container qualify for a slice")
+    if reason == "PodLevelResourcesNotSupported":
+        return "enable the PodLevelResources feature gate on the kubelet"
+    if reason.startswith("OutOf"):
+        return ("the node has no room left for this pod at all (the scheduler would not send it "
+                "here): reduce its requests or use another node")
+    need = pod_requests(spec)
+    need_cpus = analysis.budget.cpus if analysis.pod_level.is_set else -(-need["cpu"] // 1000)
+    need_text = f"{need_cpus} CPUs and {_bytes(need['memory'])} memory"
+    if reason == "TopologyAffinityError":
+        empty = pod_capacity(state, pod, max_copies=1)
+        if empty.copies == 0:
+            fresh = _empty_state(state)
+            most_cpus = max(fresh.free_cpus_by_numa().values(), default=0)
+            most_memory = max((m.get("memory", 0) for m in fresh.free_memory_by_numa().values()),
+                              default=0)
+            return (f"even an empty node has no preferred NUMA placement for the pod's "
+                    f"{need_text}: the largest NUMA node offers {most_cpus} CPUs for exclusive "
+                    f"use and {_bytes(most_memory)} of pinnable memory; shrink the pod to fit one "
+                    f"NUMA node, or use topologyManagerPolicy best-effort (no alignment "
+                    f"guarantee)")
+        return (f"the node is fragmented: the most free on any NUMA node is {best_cpus} CPUs "
+                f"and {_bytes(best_memory)} memory, the pod needs {need_text} on one NUMA "
+                f"node; size pods so they tile a NUMA node ({numa_size} CPUs), or schedule it "
+                f"elsewhere")
+    return ("the node cannot hold the pod's CPUs or memory even across NUMA nodes: reduce its "
+            "requests or use a larger node")
+
+
+def _empty_state(state: NodeState) -> NodeState:
+    from lint.numa.admission import build_state
+    return build_state(state.topology, state.kubelet_config, name=state.name)
+
+
+# ------------------------------------------------------------------------------ text
+
+def render_text(report: dict, node: Any) -> str:
+    """The report as text: the node drawn after each pod (reserved, taken by earlier pods,
+    this pod's exclusive CPUs and its pod shared pool), each rejection with its fix."""
+    from lint.numa.draw import draw_node
+
+    topo = node.topology
+    head = report["node"]
+    lines = [f"node {head['name']}: {head['cpus']} CPUs, {head['numaNodes']} NUMA nodes, "
+             f"reserved CPUs {_ids(head['reservedCpus']) or 'none'}",
+             f"  topologyManagerPolicy {head['topologyManagerPolicy']}, scope "
+             f"{head['topologyManagerScope']}, cpuManagerPolicy {head['cpuManagerPolicy']}, "
+             f"memoryManagerPolicy {head['memoryManagerPolicy']}, PodLevelResourceManagers "
+             f"{'on' if head['podLevelResourceManagers'] else 'off'}", ""]
+    taken: set[int] = set()
+    for i, entry in enumerate(report["pods"], 1):
+        label = _label(entry["object"])
+        kind = entry["object"].get("kind") or "Pod"
+        if entry["admitted"]:
+            where = ", ".join(str(n) for n in entry["numaNodes"]) or "-"
+            pref = {True: "preferred", False: "not preferred", None: "no alignment"}[
+                entry["preferred"]]
+            lines.append(f"[{i}] {kind} {label}: admitted on NUMA {where} ({pref})")
+            for name, ids in entry["cpus"]["exclusive"].items():
+                lines.append(f"    {name}: exclusive CPUs {_ids(ids)}")
+            if entry["cpus"]["podShared"]:
+                lines.append(f"    pod shared pool: CPUs {_ids(entry['cpus']['podShared'])}")
+            for n, res in entry["memory"].items():
+                parts = ", ".join(f"{r} {_bytes(v)}" for r, v in res.items())
+                lines.append(f"    NUMA {n} memory: {parts}")
+        else:
+            lines.append(f"[{i}] {kind} {label}: REJECTED {entry['reason']}")
+            lines.append(f"    {entry['message']}")
+            lines.append(f"    fix: {entry['fix']}")
+        for note in entry.get("notes", []):
+            lines.append(f"    note: {note}")
+        placed = set()
+        shared = set()
+        if entry["admitted"]:
+            for ids in entry["cpus"]["exclusive"].values():
+                placed |= set(ids)
+            shared = set(entry["cpus"]["podShared"]) | (
+                set(entry["cpus"].get("bubble", ())) - placed)
+        memory_free = {int(n): v.get("memory", 0) for n, v in entry["freeAfter"].items()}
+        drawing = draw_node(topo, reserved=head["reservedCpus"], taken=taken, placed=placed,
+                            shared=shared, free_memory=memory_free)
+        lines.extend("    " + line for line in drawing.rstrip("\n").splitlines())
+        lines.append("")
+        taken |= placed | shared
+    s = report["summary"]
+    lines.append(f"{s['pods']} pods: {s['admitted']} admitted, {s['rejected']} rejected")
+    for cap in report.get("capacity", []):
+        stranded = "; ".join(f"NUMA {n}: {v.get('cpus', 0)} CPUs, {_bytes(v.get('memory', 0))}"
+                             for n, v in cap["stranded"].items())
+        why = cap["limitedBy"]["reason"] if cap["limitedBy"] else "limit"
+        lines.append(f"capacity {_label(cap['object'])}: {cap['copies']} copies per empty node "
+                     f"(then {why}); left over: {stranded}")
+    return "\n".join(lines) + "\n"
+
+
+def _ids(ids: Iterable[int]) -> str:
+    from lint.numa.cpuset import format_cpuset
+    return format_cpuset(ids)
+
+
+def _bytes(value: int) -> str:
+    """Bytes for people: exact quantities as written in manifests, else GiB to one decimal."""
+    from decimal import Decimal
+    from lint.quantity import format_bytes
+    if value % (1 << 20) == 0:
+        return format_bytes(Decimal(value))
+    return f"{value / 2**30:.1f}Gi"
+
+
+__all__ = ["simulate", "render_text", "suggest_fix", "REPORT_VERSION"]
