@@ -19,7 +19,10 @@ class UsageProblem(click.ClickException):
 
 
 def _load_pods(paths: tuple[str, ...]) -> list:
-    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict)."""
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict).
+
+    A broken file or document is reported on stderr and skipped; the other pods still play
+    out (the order of the rest is kept)."""
     from lint.documents import expand_lists, load_paths
     from lint.objects import classify
 
@@ -31,7 +34,7 @@ def _load_pods(paths: tuple[str, ...]) -> list:
     for source, documents, errors in loaded:
         for error in errors:
             where = f":{error.line}" if error.line else ""
-            raise UsageProblem(f"{error.source}{where}: {error.message}")
+            click.echo(f"numaguard: skipped {error.source}{where}: {error.message}", err=True)
         for doc in documents:
             for item, prefix in expand_lists(doc):
                 data = item.data

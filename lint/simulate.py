@@ -159,10 +159,14 @@ def render_text(report: dict, node: Any) -> str:
         label = _label(entry["object"])
         kind = entry["object"].get("kind") or "Pod"
         if entry["admitted"]:
-            where = ", ".join(str(n) for n in entry["numaNodes"]) or "-"
-            pref = {True: "preferred", False: "not preferred", None: "no alignment"}[
-                entry["preferred"]]
-            lines.append(f"[{i}] {kind} {label}: admitted on NUMA {where} ({pref})")
+            if entry["numaNodes"]:
+                where = ", ".join(str(n) for n in entry["numaNodes"])
+                pref = {True: "preferred", False: "not preferred", None: "no alignment"}[
+                    entry["preferred"]]
+                lines.append(f"[{i}] {kind} {label}: admitted on NUMA {where} ({pref})")
+            else:
+                lines.append(f"[{i}] {kind} {label}: admitted without NUMA alignment "
+                             "(node shared pool)")
             for name, ids in entry["cpus"]["exclusive"].items():
                 lines.append(f"    {name}: exclusive CPUs {_ids(ids)}")
             if entry["cpus"]["podShared"]:

@@ -203,3 +203,17 @@ def test_script_simulate_exit_codes():
 @needs_wiring
 def test_script_node_capture_help():
     assert run_cli("node", "capture", "--help").returncode == 0
+
+
+def test_simulate_reports_a_broken_file_and_plays_out_the_rest(tmp_path):
+    (tmp_path / "a-broken.yaml").write_text("kind: Pod\nspec: {containers: [\n")
+    (tmp_path / "b-pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: small}\nspec:\n"
+        "  resources:\n    requests: {cpu: \"2\", memory: 1Gi}\n    limits: {cpu: \"2\", memory: 1Gi}\n"
+        "  containers:\n    - {name: app, image: registry.example.com/app:1}\n")
+    proc = run_cli("simulate", "--node", "builtin:dual-socket-ht", "--format", "json", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "skipped" in proc.stderr and "a-broken.yaml:2" in proc.stderr
+    report = json.loads(proc.stdout)
+    assert [p["object"]["name"] for p in report["pods"]] == ["small"]
+    assert report["pods"][0]["admitted"] is True
