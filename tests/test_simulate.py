@@ -213,7 +213,7 @@ def test_simulate_reports_a_broken_file_and_plays_out_the_rest(tmp_path):
         "  containers:\n    - {name: app, image: registry.example.com/app:1}\n")
     proc = run_cli("simulate", "--node", "builtin:dual-socket-ht", "--format", "json", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "skipped" in proc.stderr and "a-broken.yaml:2" in proc.stderr
+    assert "skipped" in proc.stderr and "a-broken.yaml:3" in proc.stderr
     report = json.loads(proc.stdout)
     assert [p["object"]["name"] for p in report["pods"]] == ["small"]
     assert report["pods"][0]["admitted"] is True
