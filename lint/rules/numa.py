@@ -82,11 +82,9 @@ def _node_words(state) -> str:
             f"{state.pinned_scope})")
 
 
-def _stranded_text(capacity, spec: dict) -> str:
+def _stranded_text(capacity, analysis) -> str:
     """Free CPUs and memory per NUMA node; hugepages only of the sizes the pod uses."""
-    from lint.resources import PodAnalysis
     from lint.simulate import _bytes
-    analysis = PodAnalysis(spec)
     wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests)
     parts = []
     for n in sorted(set(capacity.stranded_cpus) | set(capacity.stranded_memory)):
@@ -147,13 +145,12 @@ def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
       relax topologyManagerPolicy to best-effort if alignment is not required.""")
 def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, alignment_required
-    from lint.resources import PodAnalysis
     from lint.simulate import suggest_fix
 
     state = _empty_state(ctx)
     if state is None or not alignment_required(state):
         return
-    analysis = PodAnalysis(pod.spec)
+    analysis = pod.analysis
     if analysis.pod_level.is_set and analysis.budget.rejections:
         return          # the pod's own budget is impossible: NG107 reports that
     free_cpus, free_memory = state.free_cpus_by_numa(), state.free_memory_by_numa()
@@ -161,7 +158,11 @@ def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     if placement.admitted or placement.reason == SMT_ALIGNMENT_ERROR:
         return          # SMT alignment is NG303's finding
     fix = suggest_fix(state, {"spec": pod.spec}, placement, free_cpus, free_memory)
-    yield Violation(_resources_path(pod.spec),
+    # Point at memory when no NUMA node could hold the pod's memory, else at its CPUs.
+    requests = analysis.pod_level.requests if analysis.pod_level.is_set else analysis.aggregate_requests
+    largest_memory = max((m.get("memory", 0) for m in free_memory.values()), default=0)
+    culprit = "memory" if requests.get("memory", 0) > largest_memory else "cpu"
+    yield Violation(_resources_path(pod.spec, culprit),
                     f"on an empty {_node_words(state)} the kubelet rejects this pod with "
                     f"{placement.reason} (\"{placement.message}\")",
                     remediation=fix[:1].upper() + fix[1:] + ".")
@@ -204,7 +205,7 @@ def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violati
     yield Violation(_resources_path(pod.spec),
                     f"{capacity.copies} copies of this pod fit on an empty {_node_words(state)}; "
                     f"the next copy is rejected ({reason}) although the scheduler still sees "
-                    f"room for it. Stranded per NUMA node: {_stranded_text(capacity, pod.spec)}",
+                    f"room for it. Stranded per NUMA node: {_stranded_text(capacity, pod.analysis)}",
                     remediation=(hint[:1].upper() + hint[1:] if hint else "")
                     + "size the pod so whole copies tile a NUMA node, or cap the pods per node "
                       "to what the kubelet really admits.")
@@ -244,12 +245,11 @@ def _pods_limit_comes_first(state, spec: dict) -> bool:
       for the pod's (or the container's) whole-CPU request, or drop full-pcpus-only.""")
 def smt_alignment(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, managed_containers
-    from lint.resources import PodAnalysis
 
     state = _empty_state(ctx)
     if state is None or state.cpu is None or not state.cpu.options.full_pcpus_only:
         return
-    analysis = PodAnalysis(pod.spec)
+    analysis = pod.analysis
     pod_level = analysis.pod_level.is_set
     if pod_level and not state.gates["PodLevelResourceManagers"]:
         return          # the managers skip the pod: nothing exclusive, nothing to align
