@@ -35,7 +35,7 @@ def main() -> None:
               "--parse output, a NodeResourceTopology, or builtin:NAME.")
 @click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
 @click.option("--format", "formats", multiple=True, default=(),
-              type=click.Choice(["text", "json", "sarif", "github"]),
+              type=click.Choice(["text", "json", "sarif", "junit", "github"]),
               help="Report format; repeat with --output for several reports in one run.")
 @click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Write the report to FILE instead of standard output (pairs with --format).")

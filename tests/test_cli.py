@@ -205,3 +205,17 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
     assert ng103 and ng103[0]["file"].endswith("list.yaml")
     assert ng103[0]["path"].startswith("items[0].spec")
     assert report["summary"]["skipped"] == 1       # the Service
+
+
+def test_junit_and_github_reports(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    junit = run_cli("lint", "--format", "junit", "trap.yaml", cwd=tmp_path)
+    suite = ET.fromstring(junit.stdout.split("?>", 1)[1])
+    failures = [c for c in suite.iter("testcase") if c.find("failure") is not None]
+    assert any("NG103" in c.get("name") for c in failures)
+    assert int(suite.get("failures")) == len(failures)
+    github = run_cli("lint", "--format", "github", "trap.yaml", cwd=tmp_path)
+    assert re.search(r"^::error file=trap\.yaml,line=\d+,col=\d+,title=NG103 pod-not-guaranteed::",
+                     github.stdout, re.M)

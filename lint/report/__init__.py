@@ -13,6 +13,8 @@ def writer_for(fmt: str) -> Callable[..., str]:
         from lint.report.json import render
     elif fmt == "sarif":
         from lint.report.sarif import render
+    elif fmt == "junit":
+        from lint.report.junit import render
     elif fmt == "github":
         from lint.report.github import render
     else:
@@ -20,6 +22,6 @@ def writer_for(fmt: str) -> Callable[..., str]:
     return render
 
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github")
 
 __all__ = ["FORMATS", "writer_for", "LintResult"]
