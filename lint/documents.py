@@ -1,11 +1,13 @@
 """Load YAML/JSON documents and keep the line and column of every field.
 
-PyYAML (libyaml's C parser when present) composes each document into a node graph; this
-module builds plain Python values from it itself, because PyYAML's constructor throws the
-positions away. Mappings become `PosDict`s and sequences `PosList`s: ordinary dicts and lists
-that also carry `.marks`, the 1-based (line, column) of every value. Scalars are resolved
-exactly as `yaml.safe_load` resolves them (YAML 1.1 tags; the less common ones are handed to
-PyYAML's own SafeConstructor).
+PyYAML (libyaml's C parser when present) parses the text; this module builds plain Python
+values itself, because PyYAML's constructor throws the positions away. Plain YAML (no
+anchors, aliases, tags or merge keys: nearly every manifest) is built straight from the
+parser's events; anything else from the node graph PyYAML composes. Mappings become
+`PosDict`s and sequences `PosList`s: ordinary dicts and lists that also carry `.marks`, the
+1-based (line, column) of every value. Scalars are resolved exactly as `yaml.safe_load`
+resolves them (YAML 1.1 tags; the less common ones are handed to PyYAML's own
+SafeConstructor).
 
 Bad input never raises: it becomes a `LoadError` (reported as NG001) and the documents that
 parsed before it are kept. Guards: alias expansion is measured on the node graph before
@@ -28,10 +30,15 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import Any, Callable, Iterable, Iterator
 
 import yaml
+from yaml.events import (
+    DocumentEndEvent, MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
+    SequenceStartEvent, StreamEndEvent, StreamStartEvent,
+)
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 # libyaml when PyYAML was built with it; the pure-Python loader gives the same nodes, slower.
@@ -200,33 +207,50 @@ def _expanded_size(root: Any, limit: int) -> int:
     Linear in the number of distinct nodes and edges. Raises _DocumentError beyond `limit`
     or on an alias that refers to a node containing it.
     """
-    sizes: dict[Any, int] = {}
-    in_progress = -1
+    return _node_size(root, {}, limit)
 
-    def size(node: Any) -> int:
-        if node.__class__ is ScalarNode:
-            return 1
-        known = sizes.get(node)
-        if known is not None:
-            if known == in_progress:
-                raise _DocumentError("document has a recursive alias (a node that contains itself)",
-                                     node.start_mark)
-            return known
-        sizes[node] = in_progress
-        total = 1
-        if node.__class__ is MappingNode:
-            for key_node, value_node in node.value:
-                total += size(key_node) + size(value_node)
-        else:
-            for item in node.value:
-                total += size(item)
-        if total > limit:
-            raise _DocumentError(f"document expands through aliases beyond {limit:,} nodes",
+
+_IN_PROGRESS = -1
+
+
+def _node_size(node: Any, sizes: dict[Any, int], limit: int) -> int:
+    # A plain recursive function, not a closure: a closure that calls itself is a reference
+    # cycle, and would keep the document's whole node graph alive until the cyclic GC runs.
+    if node.__class__ is ScalarNode:
+        return 1
+    known = sizes.get(node)
+    if known is not None:
+        if known == _IN_PROGRESS:
+            raise _DocumentError("document has a recursive alias (a node that contains itself)",
                                  node.start_mark)
-        sizes[node] = total
-        return total
+        return known
+    sizes[node] = _IN_PROGRESS
+    total = 1
+    if node.__class__ is MappingNode:
+        for key_node, value_node in node.value:
+            total += _node_size(key_node, sizes, limit) + _node_size(value_node, sizes, limit)
+    else:
+        for item in node.value:
+            total += _node_size(item, sizes, limit)
+    if total > limit:
+        raise _DocumentError(f"document expands through aliases beyond {limit:,} nodes",
+                             node.start_mark)
+    sizes[node] = total
+    return total
 
-    return size(root)
+
+@lru_cache(maxsize=1 << 16)
+def _position(line: int, column: int) -> tuple[int, int]:
+    """The 1-based (line, column) for a parser mark's 0-based one, one shared tuple each.
+
+    Manifests of one shape put their fields at the same positions, so sharing the tuples
+    saves memory, and more importantly work for the cyclic GC: a shared tuple has long been
+    untracked, and a `.marks` dict holding only untracked values is never tracked itself.
+    Without sharing, position tuples and the dicts holding them were most of the objects the
+    GC tracks while loading, and every such allocation brings the next full collection (of
+    every document loaded so far) closer.
+    """
+    return (line + 1, column + 1)
 
 
 def _mark(node: Any) -> tuple[int, int]:
@@ -234,87 +258,105 @@ def _mark(node: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
 
-def _make_constructor(loader: Any, json_numbers: bool, aliases: bool) -> Callable[[Any], Any]:
-    """A function building one document's values from its node graph.
+class _Builder:
+    """Builds one document's values from its node graph.
 
-    A tight recursive closure (no generators, str fast path): it must beat PyYAML's own
-    SafeConstructor, since a lint run's cost is mostly loading. Each collection node is built
-    once and reused for its aliases, as PyYAML does. An alias shares its anchor's node, and
-    so its position: when `aliases` may occur, a value placed before its own key is an alias
-    and gets the key's position instead.
+    Tight recursive methods (no generators, str fast path): it must beat PyYAML's own
+    SafeConstructor, since a lint run's cost is mostly loading. A class rather than a
+    closure so that nothing refers to itself: the node graph is freed as soon as the
+    document is built instead of waiting for the cyclic GC (which, with thousands of loaded
+    documents alive, was a quarter of a lint run). Each collection node is built once and
+    reused for its aliases, as PyYAML does. An alias shares its anchor's node, and so its
+    position: when `aliases` may occur, a value placed before its own key is an alias and
+    gets the key's position instead.
     """
-    built: dict[Any, Any] = {}
-    new_dict = dict.__new__
-    new_list = list.__new__
 
-    def construct(node: Any) -> Any:
+    __slots__ = ("loader", "json_numbers", "aliases", "built")
+
+    def __init__(self, loader: Any, json_numbers: bool, aliases: bool) -> None:
+        self.loader = loader
+        self.json_numbers = json_numbers
+        self.aliases = aliases
+        self.built: dict[Any, Any] = {}
+
+    def construct(self, node: Any) -> Any:
         cls = node.__class__
         if cls is ScalarNode:
             tag = node.tag
             if tag == _STR:
-                if json_numbers and not node.style and _JSON_NUMBER.fullmatch(node.value):  # plain
+                if self.json_numbers and not node.style and _JSON_NUMBER.fullmatch(node.value):  # plain
                     return json.loads(node.value)
                 return node.value
             if tag == _INT:
                 value = node.value
                 if value.isdigit() and value[0] != "0":
                     return int(value)
-                return _construct_int(loader, node)
+                return _construct_int(self.loader, node)
             if tag == _NULL:
                 return None
             if tag == _BOOL:
                 return _BOOL_VALUES[node.value.lower()]
             if tag == _FLOAT:
-                return _construct_float(loader, node)
-            return loader.construct_document(node)      # timestamp, binary, unknown tag (raises)
-        done = built.get(node)
+                return _construct_float(self.loader, node)
+            return self.loader.construct_document(node)  # timestamp, binary, unknown tag (raises)
+        done = self.built.get(node)
         if done is not None:
             return done
         if cls is MappingNode:
             if node.tag != _MAP:
-                return _construct_other(node)
-            mapping = new_dict(PosDict)          # skips the Python-level __init__
-            mapping.marks = marks = {}
-            built[node] = mapping
-            for key_node, value_node in node.value:
-                if key_node.__class__ is ScalarNode and key_node.tag == _STR:
-                    key = key_node.value
-                elif key_node.tag == _MERGE or key_node.tag == _VALUE:
-                    return _construct_merged(node, mapping)
-                else:
-                    key = construct(key_node)
-                    try:
-                        hash(key)
-                    except TypeError:
-                        raise _DocumentError("found unhashable key (a mapping key that is a list or a mapping)",
-                                             key_node.start_mark) from None
-                mark = value_node.start_mark
-                if aliases and mark.line < key_node.start_mark.line:
-                    mark = key_node.start_mark        # an alias: its node sits at the anchor
-                marks[key] = (mark.line + 1, mark.column + 1)
-                mapping[key] = construct(value_node)
-            return mapping
+                return self._construct_other(node)
+            return self._construct_mapping(node)
         if cls is SequenceNode:
             if node.tag != _SEQ:
-                return _construct_other(node)
-            sequence = new_list(PosList)
+                return self._construct_other(node)
+            sequence = _new_list(PosList)
             sequence.marks = marks = []
-            built[node] = sequence
+            self.built[node] = sequence
+            construct = self.construct
             for item in node.value:
                 mark = item.start_mark
-                marks.append((mark.line + 1, mark.column + 1))
+                marks.append(_position(mark.line, mark.column))
                 sequence.append(construct(item))
             return sequence
         raise _DocumentError(f"unexpected node {cls.__name__}", getattr(node, "start_mark", None))
 
-    def _construct_other(node: Any) -> Any:
+    def _construct_mapping(self, node: Any) -> PosDict:
+        mapping = _new_dict(PosDict)              # skips the Python-level __init__
+        mapping.marks = marks = {}
+        self.built[node] = mapping
+        construct = self.construct
+        aliases = self.aliases
+        for key_node, value_node in node.value:
+            if key_node.__class__ is ScalarNode and key_node.tag == _STR:
+                key = key_node.value
+            elif key_node.tag == _MERGE or key_node.tag == _VALUE:
+                return self._construct_merged(node, mapping)
+            else:
+                key = self._construct_key(key_node)
+            mark = value_node.start_mark
+            if aliases and mark.line < key_node.start_mark.line:
+                mark = key_node.start_mark        # an alias: its node sits at the anchor
+            marks[key] = _position(mark.line, mark.column)
+            mapping[key] = construct(value_node)
+        return mapping
+
+    def _construct_key(self, key_node: Any) -> Any:
+        key = self.construct(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            raise _DocumentError("found unhashable key (a mapping key that is a list or a mapping)",
+                                 key_node.start_mark) from None
+        return key
+
+    def _construct_other(self, node: Any) -> Any:
         # !!omap, !!pairs, !!set or an application tag: PyYAML decides (and refuses unknown
         # tags as safe_load does). Positions inside are not kept; these never carry pod specs.
-        value = loader.construct_document(node)
-        built[node] = value
+        value = self.loader.construct_document(node)
+        self.built[node] = value
         return value
 
-    def _construct_merged(node: Any, mapping: PosDict) -> PosDict:
+    def _construct_merged(self, node: Any, mapping: PosDict) -> PosDict:
         # Merge keys (https://yaml.org/type/merge.html): merged mappings first, the earliest
         # one winning a conflict, then the mapping's own keys over all of them.
         mapping.clear()
@@ -337,7 +379,7 @@ def _make_constructor(loader: Any, json_numbers: bool, aliases: bool) -> Callabl
                 raise _DocumentError("expected a mapping or list of mappings for merging, but found "
                                      f"{value_node.id}", value_node.start_mark)
             for source in sources:
-                value = construct(source)
+                value = self.construct(source)
                 if not isinstance(value, dict):
                     raise _DocumentError("expected a mapping for merging", source.start_mark)
                 merged.append(value)
@@ -350,20 +392,164 @@ def _make_constructor(loader: Any, json_numbers: bool, aliases: bool) -> Callabl
             if key_node.__class__ is ScalarNode and key_node.tag in (_STR, _VALUE):
                 key = key_node.value
             else:
-                key = construct(key_node)
-                try:
-                    hash(key)
-                except TypeError:
-                    raise _DocumentError("found unhashable key (a mapping key that is a list or a mapping)",
-                                         key_node.start_mark) from None
+                key = self._construct_key(key_node)
             mark = value_node.start_mark
             if mark.line < key_node.start_mark.line:
                 mark = key_node.start_mark
-            mapping.marks[key] = (mark.line + 1, mark.column + 1)
-            mapping[key] = construct(value_node)
+            mapping.marks[key] = _position(mark.line, mark.column)
+            mapping[key] = self.construct(value_node)
         return mapping
 
-    return construct
+
+_new_dict = dict.__new__
+_new_list = list.__new__
+
+
+class _Unsupported(Exception):
+    """The event fast path met something only the node path handles (see `_load_events`)."""
+
+
+class _EventBuilder:
+    """Builds the values of plain documents straight from the parser's events.
+
+    The common manifest has no anchors, aliases, tags or merge keys. For it, composing a node
+    graph first (and resolving every scalar's tag through a callback from the parser) is work
+    thrown away: this builder consumes the events and resolves plain scalars itself, giving
+    exactly what `_Builder` gives (same values, same `.marks`). It raises `_Unsupported` on
+    anything else (an alias, a collection or `<<`/`=` as a key), and the file is then loaded by
+    the node path. `_load_yaml` sends text holding `&` (anchors) or `!` (tags) there directly,
+    so events here never carry an anchor or an explicit tag. No node graph also means no
+    document-sized burst of short-lived objects, each of which brings the cyclic GC's next
+    collection (of every document loaded so far) closer.
+    """
+
+    __slots__ = ("loader", "next_event", "resolvers")
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.next_event = loader.get_event
+        self.resolvers = loader.yaml_implicit_resolvers
+
+    def scalar(self, event: Any) -> Any:
+        """A scalar's value, its tag resolved as `_QuickResolver.resolve` does."""
+        value = event.value
+        if not event.implicit[0]:            # quoted or block (never tagged here): a string
+            return value
+        resolvers = self.resolvers.get(value[0] if value else "")
+        if not resolvers:
+            return value
+        for tag, regexp in resolvers:
+            if regexp.match(value):
+                break
+        else:
+            return value
+        if tag == _NULL:
+            return None
+        if tag == _BOOL:
+            return _BOOL_VALUES[value.lower()]
+        if tag == _INT and value.isdigit() and value[0] != "0":
+            return int(value)
+        if tag == _MERGE or tag == _VALUE:
+            raise _Unsupported(tag)
+        # ints in other notations, floats, timestamps: PyYAML's constructors, as _Builder does.
+        node = ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
+        if tag == _INT:
+            return _construct_int(self.loader, node)
+        if tag == _FLOAT:
+            return _construct_float(self.loader, node)
+        return self.loader.construct_document(node)
+
+    def value(self, event: Any) -> Any:
+        cls = event.__class__
+        if cls is ScalarEvent:
+            return self.scalar(event)
+        if cls is MappingStartEvent:
+            return self.mapping()
+        if cls is SequenceStartEvent:
+            return self.sequence()
+        raise _Unsupported(cls.__name__)              # an alias
+
+    def mapping(self) -> PosDict:
+        mapping = _new_dict(PosDict)
+        mapping.marks = marks = {}
+        next_event = self.next_event
+        scalar = self.scalar
+        while True:
+            key_event = next_event()
+            if key_event.__class__ is not ScalarEvent:
+                if key_event.__class__ is MappingEndEvent:
+                    return mapping
+                raise _Unsupported("a collection as a mapping key")
+            key = scalar(key_event)       # `<<` and `=` raised: the node path merges
+            value_event = next_event()
+            mark = value_event.start_mark
+            marks[key] = _position(mark.line, mark.column)
+            if value_event.__class__ is ScalarEvent:
+                mapping[key] = scalar(value_event)
+            else:
+                mapping[key] = self.value(value_event)
+
+    def sequence(self) -> PosList:
+        sequence = _new_list(PosList)
+        sequence.marks = marks = []
+        next_event = self.next_event
+        value = self.value
+        while True:
+            event = next_event()
+            if event.__class__ is SequenceEndEvent:
+                return sequence
+            mark = event.start_mark
+            marks.append(_position(mark.line, mark.column))
+            sequence.append(value(event))
+
+
+def _load_events(text: str, source: str) -> tuple[list[Document], list[int], list[LoadError]] | None:
+    """The fast path of `_load_yaml` for plain YAML (see `_EventBuilder`); None when the text
+    needs the node path: anything unusual, and any error, so that errors are reported by one
+    path only."""
+    loader_class = _loader_class()
+    if loader_class not in _QUICK_LOADERS.values():
+        return None
+    documents: list[Document] = []
+    starts: list[int] = []
+    errors: list[LoadError] = []
+    try:
+        loader = loader_class(text)     # the pure-Python reader may refuse the text already
+    except Exception:
+        return None
+    try:
+        builder = _EventBuilder(loader)
+        next_event = loader.get_event
+        if next_event().__class__ is not StreamStartEvent:
+            return None
+        index = 0
+        while True:
+            if next_event().__class__ is StreamEndEvent:    # else a DocumentStartEvent
+                break
+            root = next_event()
+            data = builder.value(root)
+            if next_event().__class__ is not DocumentEndEvent:
+                return None
+            position = index
+            index += 1
+            if data is None:
+                continue                                    # an empty document
+            mark = root.start_mark
+            line, column = mark.line + 1, mark.column + 1
+            if not isinstance(data, dict):
+                errors.append(LoadError(source, line, column,
+                                        f"document {position + 1} is {_type_name(data)}, not a mapping"))
+                continue
+            documents.append(Document(source, position, data, line, _NO_IGNORES))
+            starts.append(line - 1)
+    except Exception:             # _Unsupported, YAMLError, RecursionError, constructor errors
+        return None
+    finally:
+        loader.dispose()
+    return documents, starts, errors
+
+
+_NO_IGNORES: frozenset[str] = frozenset()
 
 
 # --------------------------------------------------------------------------- loading text
@@ -516,12 +702,22 @@ def _assign_ignores(text: str, documents: list[Document], starts: list[int], roo
         document.ignores = frozenset(ids)
 
 
+def looks_plain(text: str) -> bool:
+    """No anchor (`&`) and no tag (`!`): worth trying the event path (`_load_events`), which
+    declines anything else it meets. (Ignore comments and JSON numbers take the node path too.)"""
+    return "&" not in text and "!" not in text
+
+
 def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | None
                ) -> tuple[list[Document], list[int], list[LoadError], bool]:
     """Documents, their 0-based start lines, errors, and whether parsing itself failed.
 
     `roots`, when given, collects every document's node graph (see `_assign_ignores`).
     """
+    if roots is None and not json_numbers and looks_plain(text):
+        loaded = _load_events(text, source)
+        if loaded is not None:
+            return (*loaded, False)
     documents: list[Document] = []
     starts: list[int] = []
     errors: list[LoadError] = []
@@ -547,7 +743,7 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
                 if root.__class__ is SequenceNode and root.tag == _SEQ:
                     data: Any = []                    # no need to build what we refuse
                 else:
-                    data = _make_constructor(loader, json_numbers, may_alias)(root)
+                    data = _Builder(loader, json_numbers, may_alias).construct(root)
             except _DocumentError as exc:
                 mark = exc.mark
                 errors.append(LoadError(source, mark.line + 1 if mark else None,
@@ -568,7 +764,7 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
                 errors.append(LoadError(source, line, column,
                                         f"document {position + 1} is {_type_name(data)}, not a mapping"))
                 continue
-            documents.append(Document(source, position, data, line, frozenset()))
+            documents.append(Document(source, position, data, line, _NO_IGNORES))
             starts.append(line - 1)
     except Exception as exc:       # YAMLError, RecursionError (Python parser), encoding errors
         errors.append(_yaml_error(exc, source, text, byte_offsets))
@@ -723,20 +919,20 @@ def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
     for path in paths:
         if path != "-" and not os.path.exists(path):
             raise FileNotFoundError(2, "No such file or directory", path)
-    is_excluded = _excluder(exclude)
+    patterns = list(exclude)
+    is_excluded = _excluder(patterns) if patterns else None
     for path in paths:
         if path == "-":
             raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
             documents, errors = load_text(raw, STDIN)
             yield STDIN, documents, errors
             continue
-        if os.path.isdir(path):
-            candidates = [(f, os.path.relpath(f, path)) for f in _files_under(path)]
-        else:
-            candidates = [(path, path)]
-        for file_path, relative in candidates:
-            if is_excluded(_posix(file_path), _posix(relative)):
-                continue
+        directory = os.path.isdir(path)
+        for file_path in _files_under(path) if directory else [path]:
+            if is_excluded is not None:
+                relative = os.path.relpath(file_path, path) if directory else path
+                if is_excluded(_posix(file_path), _posix(relative)):
+                    continue
             raw, error = _read(file_path)
             if error is not None:
                 yield file_path, [], [error]

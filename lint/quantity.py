@@ -64,6 +64,8 @@ def parse_quantity(value: object) -> Decimal:
     YAML gives ints and floats for unquoted numbers (`cpu: 2`, `cpu: 0.5`); the API server
     accepts those too (JSON numbers unmarshal into Quantity), booleans it does not.
     """
+    if value.__class__ is str:               # the common case: straight to the cached parser
+        return _parse_text(value)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (expected a string or number)")
     if isinstance(value, float):

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cached_property
-from typing import Any, Iterator, Literal
+from functools import partial
+from typing import Any, Callable, Iterator, Literal
 
 from lint.model import Path, Violation
 from lint.quantity import format_bytes, format_cpu, parse_quantity
@@ -44,6 +44,27 @@ ContainerKind = Literal["init", "sidecar", "app"]
 
 
 # --------------------------------------------------------------------------- basics
+
+class computed_once:
+    """`functools.cached_property` without its lock: Python 3.11 takes one lock, shared by
+    every instance, on each first access, which is a noticeable part of analysing a pod. The
+    objects here are built and read by one thread. Like cached_property, the value is stored
+    in the instance's `__dict__`, which then answers every later access directly."""
+
+    def __init__(self, compute: Any) -> None:
+        self.compute = compute
+        self.name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
 
 def _as_map(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
@@ -83,6 +104,9 @@ def is_overcommit_allowed(name: str) -> bool:
     return native and not is_hugepages(name)
 
 
+_KIND_LABELS = {"init": "init container", "sidecar": "sidecar", "app": "container"}
+
+
 @dataclass(frozen=True)
 class ContainerRef:
     """One container of the pod with where it sits in the spec, and its resources parsed once
@@ -103,8 +127,7 @@ class ContainerRef:
 
     @property
     def label(self) -> str:
-        return {"init": "init container", "sidecar": "sidecar", "app": "container"}[self.kind] + \
-            f" '{self.name}'"
+        return f"{_KIND_LABELS[self.kind]} '{self.name}'"
 
 
 def is_restartable_init_container(container: dict) -> bool:
@@ -123,14 +146,17 @@ def iter_containers(spec: Any, *, init: bool = True, app: bool = True) -> Iterat
         for i, c in enumerate(_as_list(spec.get(field_name))):
             if not isinstance(c, dict):
                 continue
-            name = c.get("name") if isinstance(c.get("name"), str) else f"#{i}"
+            name = c.get("name")
+            if not isinstance(name, str):
+                name = f"#{i}"
             if field_name == "containers":
                 kind: ContainerKind = "app"
             else:
                 kind = "sidecar" if is_restartable_init_container(c) else "init"
-            declared = declared_container_requests(c)
-            limits = container_limits(c)
-            requests = dict(declared)
+            resources = _as_map(c.get("resources"))
+            declared = _resource_list(resources.get("requests"))
+            limits = _resource_list(resources.get("limits"))
+            requests = dict(declared)       # container_requests: a missing request takes the limit
             for res, limit in limits.items():
                 requests.setdefault(res, limit)
             yield ContainerRef(name, kind, field_name, i, c, declared, limits, requests)
@@ -249,7 +275,7 @@ class PodLevelResources:
     def __iter__(self):
         return iter((self.requests, self.limits))
 
-    @cached_property
+    @computed_once
     def is_set(self) -> bool:
         """component-helpers IsPodLevelResourcesSet: a supported resource is requested or limited."""
         return any(is_supported_pod_level_resource(n)
@@ -278,7 +304,12 @@ def pod_level_resources(spec: Any) -> PodLevelResources:
     return _pod_level(spec, list(iter_containers(spec)))
 
 
-def _pod_level(spec: Any, containers: list[ContainerRef]) -> PodLevelResources:
+def _pod_level(spec: Any, containers: list[ContainerRef],
+               aggregate: Callable[[str], ResourceList] | None = None) -> PodLevelResources:
+    """`pod_level_resources` for parsed containers; `aggregate(which)` gives the containers'
+    aggregate "requests" or "limits" (computed here when not given)."""
+    if aggregate is None:
+        aggregate = partial(_aggregate, containers)
     raw = _as_map(spec).get("resources")
     present = isinstance(raw, dict)
     raw = _as_map(raw)
@@ -300,7 +331,7 @@ def _pod_level(spec: Any, containers: list[ContainerRef]) -> PodLevelResources:
 
     # defaultHugePagePodLimits: only when pod-level resources are partly specified.
     if request_keys or limit_keys:
-        for name, value in _aggregate(containers, "limits").items():
+        for name, value in aggregate("limits").items():
             if not is_hugepages(name) or name in request_keys or name in limit_keys:
                 continue
             limits[name] = value
@@ -310,7 +341,7 @@ def _pod_level(spec: Any, containers: list[ContainerRef]) -> PodLevelResources:
 
     # defaultPodRequests: only when pod-level limits are non-empty.
     if limit_keys:
-        for name, value in _aggregate(containers, "requests").items():
+        for name, value in aggregate("requests").items():
             if name in request_keys or not is_supported_pod_level_resource(name):
                 continue
             if not is_overcommit_allowed(name):
@@ -333,7 +364,7 @@ def _pod_level(spec: Any, containers: list[ContainerRef]) -> PodLevelResources:
     supported_requests = any(is_supported_pod_level_resource(n) for n in request_keys)
     supported_limits = any(is_supported_pod_level_resource(n) for n in limit_keys)
     if supported_requests and not supported_limits:
-        for name, value in _aggregate(containers, "limits").items():
+        for name, value in aggregate("limits").items():
             if name in limit_keys or not is_supported_pod_level_resource(name):
                 continue
             if not is_overcommit_allowed(name) or not all_containers_have_limit(containers, name):
@@ -731,27 +762,31 @@ class PodAnalysis:
     def __init__(self, spec: Any) -> None:
         self.spec = _as_map(spec)
 
-    @cached_property
+    @computed_once
     def containers(self) -> list[ContainerRef]:
         return list(iter_containers(self.spec))
 
-    @cached_property
+    @computed_once
     def pod_level(self) -> PodLevelResources:
-        return _pod_level(self.spec, self.containers)
+        return _pod_level(self.spec, self.containers, self.aggregate)
 
-    @cached_property
+    @computed_once
     def qos(self) -> QoS:
         return _qos(self.pod_level, self.containers, True)
 
-    @cached_property
+    @computed_once
     def aggregate_requests(self) -> ResourceList:
         return _aggregate(self.containers, "requests")
 
-    @cached_property
+    @computed_once
     def aggregate_limits(self) -> ResourceList:
         return _aggregate(self.containers, "limits")
 
-    @cached_property
+    def aggregate(self, which: str) -> ResourceList:
+        """`aggregate_requests` or `aggregate_limits` by name (what `_pod_level` asks for)."""
+        return self.aggregate_requests if which == "requests" else self.aggregate_limits
+
+    @computed_once
     def budget(self) -> PodBudget:
         return _budget(self.pod_level, self.qos, self.containers)
 
@@ -778,16 +813,17 @@ def _check_resource_list(raw: Any, path: Path, out: list[Violation], container: 
                                    f"names to quantities, found {_type_name(raw)}", container))
         return
     for name, value in raw.items():
-        where = (*path, name)
         if not isinstance(name, str):
             out.append(Violation(path, f"resource name {name!r} must be a string", container))
             continue
         try:
             q = parse_quantity(value)
         except ValueError as e:
+            where = (*path, name)
             out.append(Violation(where, f"{'.'.join(map(str, where))}: {e}", container))
             continue
         if q < 0:
+            where = (*path, name)
             out.append(Violation(where, f"{'.'.join(map(str, where))}: {value!r} must be "
                                         "non-negative", container))
 
