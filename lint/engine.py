@@ -43,7 +43,6 @@ class Selection:
 class LintResult:
     findings: list[Finding]
     summary: Summary
-    kubelet_configs: list[tuple[Document, dict]] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:
@@ -66,7 +65,7 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
         for item, prefix in expand_lists(doc):
             run.lint_one(item, prefix)
     run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
-    return LintResult(run.findings, run.summary, run.kubelet_configs)
+    return LintResult(run.findings, run.summary)
 
 
 class _Run:
@@ -79,7 +78,6 @@ class _Run:
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
         self.findings: list[Finding] = []
         self.summary = Summary()
-        self.kubelet_configs: list[tuple[Document, dict]] = []
 
     # -- documents ---------------------------------------------------------------------
     def add_load_error(self, error: LoadError) -> None:
@@ -135,7 +133,6 @@ class _Run:
             self._emit_doc(doc, prefix, ref, INVALID_OBJECT, v, doc.ignores)
         if problems:
             return
-        self.kubelet_configs.append((doc, data))
         for rule in self.kubelet_rules:
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)

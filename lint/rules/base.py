@@ -14,9 +14,8 @@ from typing import Any, Callable, Iterable, Literal
 from lint.model import ObjectRef, Path, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
-# document; "pool": every KubeletConfiguration of the run at once; "input": emitted by the
-# loader and schema checks, not by a check function.
-Target = Literal["pod", "kubelet", "pool", "input"]
+# document; "input": emitted by the loader and schema checks, not by a check function.
+Target = Literal["pod", "kubelet", "input"]
 
 
 @dataclass(frozen=True)
