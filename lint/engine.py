@@ -106,7 +106,7 @@ class _Run:
             self._lint_pod(doc, prefix, found.pod)
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
-        from lint.resources import pod_schema_violations
+        from lint.pod_schema import pod_schema_violations
         from lint.rules.pods import pod_scope
 
         prefix = prefix + pod.spec_path
@@ -126,7 +126,7 @@ class _Run:
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
-        from lint.kubelet import kubelet_schema_violations
+        from lint.kubelet_schema import kubelet_schema_violations
 
         problems = kubelet_schema_violations(data)
         for v in problems:

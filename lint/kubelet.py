@@ -5,210 +5,35 @@ The NG2xx rules (`lint.rules.kubelet`) and the NUMA simulator both build on this
 every function answers one question the kubelet answers at startup, with the kubelet's default
 when a field is absent. Sources (1.37 development, July 2026):
 
-* gates: `kubernetes/kubernetes` `pkg/features/kube_features.go` @45b76a3 (versioned specs and
-  the dependency map), errors from `kubernetes/component-base` `featuregate/feature_gate.go`;
 * defaults: `kubernetes/kubelet` `config/v1beta1/types.go` and `pkg/kubelet/apis/config/v1beta1/defaults.go`;
 * CPU Manager: `pkg/kubelet/cm/cpumanager/{cpu_manager.go,policy_options.go,policy_static.go}`;
 * Topology Manager: `pkg/kubelet/cm/topologymanager/policy_options.go`;
 * Memory Manager: `pkg/kubelet/cm/memorymanager/memory_manager.go` (`validateReservedMemory`)
   and `pkg/kubelet/apis/config/validation/validation_reserved_memory.go`;
 * reserved CPUs: `cmd/kubelet/app/server.go` and `pkg/kubelet/apis/config/validation/validation.go`.
+
+Two neighbours hold the rest of the kubelet model:
+
+* `lint.kubelet_gates`: the feature gates (`GATE_TABLE`, dependencies, removed and unconfirmed
+  gates, `effective_gates`, `dependency_violations`, `gate_status`, ...), whose names are
+  also importable from here because the rules read gates and policies side by side;
+* `lint.kubelet_schema`: `kubelet_schema_violations`, the NG002 check of the document's shape.
 """
 from __future__ import annotations
 
-import difflib
-import json
 import math
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import lru_cache
-from importlib import resources
-from typing import Any, Iterator
+from typing import Any
 
-from lint.model import Path, Violation
+from lint.kubelet_gates import (  # noqa: F401  (re-exported)
+    GATE_DEPENDENCIES, GATE_TABLE, REMOVED_GATES, UNCONFIRMED_GATES, GateSpec, Version,
+    dependency_violations, effective_gates, explicit_gates, gate_enabled, gate_spec, gate_status,
+    go_list, known_gate_names, locked_gates, table_version,
+)
+from lint.model import Path
 from lint.numa.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from lint.quantity import format_bytes, parse_quantity
-
-Version = tuple[int, int]
-
-# ---------------------------------------------------------------------------------------------
-# feature gates
-
-
-@dataclass(frozen=True)
-class GateSpec:
-    """One gate at one Kubernetes minor version, as its VersionedSpecs entry says."""
-
-    stage: str            # "alpha" | "beta" | "ga" | "deprecated"
-    default: bool
-    locked: bool = False  # LockToDefault: setting the other value stops the kubelet
-
-
-# The gates that decide whether pod-level resource managers work, per minor version.
-# kube_features.go @45b76a3 unless noted. Versions below 1.36 use the 1.36 column (NG213 says
-# so), versions above 1.37 the 1.37 column.
-GATE_TABLE: dict[Version, dict[str, GateSpec]] = {
-    (1, 36): {
-        "PodLevelResources": GateSpec("beta", True),                       # beta 1.34
-        "PodLevelResourceManagers": GateSpec("alpha", False),              # alpha 1.36
-        "InPlacePodVerticalScaling": GateSpec("ga", True, locked=True),    # GA locked 1.35
-        "InPlacePodLevelResourcesVerticalScaling": GateSpec("beta", True),  # beta 1.36
-        "NodeDeclaredFeatures": GateSpec("beta", True),                    # beta 1.36
-        "CPUManagerPolicyOptions": GateSpec("ga", True, locked=True),      # GA locked 1.33
-        "CPUManagerPolicyAlphaOptions": GateSpec("alpha", False),
-        "CPUManagerPolicyBetaOptions": GateSpec("beta", True),
-        "TopologyManagerPolicyOptions": GateSpec("ga", True, locked=True),  # GA locked 1.32
-        "TopologyManagerPolicyAlphaOptions": GateSpec("alpha", False),
-        "TopologyManagerPolicyBetaOptions": GateSpec("beta", True),
-        "MemoryQoS": GateSpec("alpha", False),
-        "InPlacePodVerticalScalingExclusiveCPUs": GateSpec("alpha", False),
-        "InPlacePodVerticalScalingExclusiveMemory": GateSpec("alpha", False),
-        "DisableCPUQuotaWithExclusiveCPUs": GateSpec("deprecated", True),  # locked only from 1.37
-        "WindowsCPUAndMemoryAffinity": GateSpec("alpha", False),
-    },
-    (1, 37): {
-        "PodLevelResources": GateSpec("beta", True),   # GA PR #140536 was still open
-        # kube_features.go @45b76a3 still says Beta default true; PR #141209 (merged 2026-08-05,
-        # milestone v1.37) turned the default off: "The feature gate `PodLevelResourceManagers`
-        # is disabled by default." kubernetes.io 1.37: "beta (disabled by default)".
-        "PodLevelResourceManagers": GateSpec("beta", False),
-        "PodLevelResourcesFixDefaulting": GateSpec("beta", True),          # first spec 1.37
-        "PodLevelResourcesFixKubeletQOSClass": GateSpec("beta", True),     # first spec 1.37
-        "InPlacePodVerticalScaling": GateSpec("ga", True, locked=True),
-        "InPlacePodLevelResourcesVerticalScaling": GateSpec("beta", True),
-        "NodeDeclaredFeatures": GateSpec("ga", True, locked=True),         # GA locked 1.37
-        "CPUManagerPolicyOptions": GateSpec("ga", True, locked=True),
-        "CPUManagerPolicyAlphaOptions": GateSpec("alpha", False),
-        "CPUManagerPolicyBetaOptions": GateSpec("beta", True),
-        "TopologyManagerPolicyOptions": GateSpec("ga", True, locked=True),
-        "TopologyManagerPolicyAlphaOptions": GateSpec("alpha", False),
-        "TopologyManagerPolicyBetaOptions": GateSpec("beta", True),
-        "MemoryQoS": GateSpec("beta", True),                               # beta 1.37
-        "InPlacePodVerticalScalingExclusiveCPUs": GateSpec("alpha", False),
-        "InPlacePodVerticalScalingExclusiveMemory": GateSpec("alpha", False),
-        "DisableCPUQuotaWithExclusiveCPUs": GateSpec("deprecated", True, locked=True),
-        "WindowsCPUAndMemoryAffinity": GateSpec("alpha", False),
-    },
-}
-
-# defaultKubernetesFeatureGateDependencies (kube_features.go @45b76a3), for the gates above.
-# featuregate.go refuses to start when an enabled gate has a disabled dependency.
-GATE_DEPENDENCIES: dict[str, tuple[str, ...]] = {
-    "PodLevelResourceManagers": ("PodLevelResources",),
-    "PodLevelResourcesFixDefaulting": ("PodLevelResources",),
-    "PodLevelResourcesFixKubeletQOSClass": ("PodLevelResources",),
-    "InPlacePodLevelResourcesVerticalScaling": ("InPlacePodVerticalScaling", "PodLevelResources",
-                                                "NodeDeclaredFeatures"),
-    "InPlacePodVerticalScalingExclusiveCPUs": ("InPlacePodVerticalScaling",),
-    "InPlacePodVerticalScalingExclusiveMemory": ("InPlacePodVerticalScaling",),
-}
-
-# Gates people still copy from old guides; gone from kube_features.go, so "unrecognized".
-REMOVED_GATES: dict[str, str] = {
-    "CPUManager": "the CPU Manager gate went GA in 1.26 and was removed; the manager is always "
-                  "available and cpuManagerPolicy alone selects it",
-    "MemoryManager": "the Memory Manager gate went GA in 1.32 and was removed; memoryManagerPolicy "
-                     "alone selects it",
-    "TopologyManager": "the Topology Manager gate went GA in 1.27 and was removed; "
-                       "topologyManagerPolicy alone selects it",
-}
-
-# Gates announced for 1.37 but absent from the code numaguard read.
-UNCONFIRMED_GATES: dict[str, str] = {
-    "PerPodPIDLimit": "KEP-6063 (pod-level pids limit): the implementation PR #139277 was open "
-                      "and the gate absent from kube_features.go in July 2026; kubernetes.io has "
-                      "a stub page saying alpha in 1.37",
-}
-
-
-def table_version(version: Version) -> Version:
-    """The column of GATE_TABLE that describes `version` (clamped to 1.36..1.37)."""
-    return min(max(tuple(version), (1, 36)), (1, 37))
-
-
-def gate_spec(name: str, version: Version) -> GateSpec | None:
-    return GATE_TABLE[table_version(version)].get(name)
-
-
-@lru_cache(maxsize=1)
-def _gate_catalogue() -> dict[str, Any]:
-    text = resources.files("lint").joinpath("kubelet_gates.json").read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def known_gate_names(version: Version) -> frozenset[str]:
-    """Every gate name a kubelet of this version registers (1.37 list; 1.36 without the gates
-    whose first versioned spec is 1.37). Gates removed between 1.36 and 1.37 are not known."""
-    catalogue = _gate_catalogue()
-    names = frozenset(catalogue["names"])
-    if tuple(version) < (1, 37):
-        names -= frozenset(catalogue["addedIn137"])
-    return names
-
-
-def locked_gates(version: Version) -> dict[str, bool]:
-    """Gates locked to their default at `version` (LockToDefault), name -> locked value."""
-    out: dict[str, bool] = {}
-    for name, (value, since) in _gate_catalogue()["locked"].items():
-        major, minor = (int(p) for p in since.split("."))
-        if (major, minor) <= tuple(version):
-            out[name] = bool(value)
-    for name, spec in GATE_TABLE[table_version(version)].items():
-        if spec.locked:
-            out[name] = spec.default
-    return out
-
-
-def gate_status(name: str, version: Version) -> str:
-    """"known", "removed" (REMOVED_GATES), "unconfirmed" (UNCONFIRMED_GATES) or "unknown"."""
-    if name in REMOVED_GATES:
-        return "removed"
-    if name in UNCONFIRMED_GATES:
-        return "unconfirmed"
-    if name in known_gate_names(version) or gate_spec(name, version) is not None:
-        return "known"
-    return "unknown"
-
-
-def explicit_gates(kc: dict) -> dict[str, bool]:
-    """The featureGates the document sets (boolean values only; others are NG002)."""
-    gates = kc.get("featureGates")
-    if not isinstance(gates, dict):
-        return {}
-    return {str(k): v for k, v in gates.items() if isinstance(v, bool)}
-
-
-def effective_gates(kc: dict, version: Version) -> dict[str, bool]:
-    """Every gate of GATE_TABLE at its default for `version`, overlaid with what the document
-    sets (including gates outside the table)."""
-    gates = {name: spec.default for name, spec in GATE_TABLE[table_version(version)].items()}
-    gates.update(explicit_gates(kc))
-    return gates
-
-
-def gate_enabled(kc: dict, name: str, version: Version) -> bool:
-    return effective_gates(kc, version).get(name, False)
-
-
-def dependency_violations(kc: dict, version: Version) -> list[tuple[str, tuple[str, ...]]]:
-    """(gate, disabled dependencies) for every enabled gate whose dependencies are not all
-    enabled: the kubelet stops with "<gate> is enabled, but depends on features that are
-    disabled: [<deps>]" (featuregate.go)."""
-    gates = effective_gates(kc, version)
-    out = []
-    for gate, deps in GATE_DEPENDENCIES.items():
-        if not gates.get(gate, False):
-            continue
-        disabled = tuple(d for d in deps if not gates.get(d, False))
-        if disabled:
-            out.append((gate, disabled))
-    return out
-
-
-def go_list(items) -> str:
-    """How Go's %v prints a []string: [a b c]."""
-    return "[" + " ".join(items) + "]"
-
 
 # ---------------------------------------------------------------------------------------------
 # policies (defaults from defaults.go; values are case-sensitive)
@@ -696,154 +521,6 @@ def reserved_memory_snippet(required: Decimal, numa_node: int = 0) -> str:
     return f"reservedMemory: [{{numaNode: {numa_node}, limits: {{memory: {format_bytes(required)}}}}}]"
 
 
-# ---------------------------------------------------------------------------------------------
-# NG002: the schema
-
-
-@lru_cache(maxsize=1)
-def _schema_validator():
-    import jsonschema          # slow to import; only when a KubeletConfiguration is linted
-
-    text = resources.files("lint").joinpath("schemas/kubelet-config.json").read_text(encoding="utf-8")
-    schema = json.loads(text)
-    validator_class = jsonschema.validators.validator_for(schema)
-    return validator_class(schema)
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, (int, float)):
-        return f"the number {value}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if value is None:
-        return "null"
-    return f"a {'list' if isinstance(value, list) else 'mapping'}"
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-_STRING_MAPS = {"cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "kubeReserved",
-                "systemReserved", "evictionHard", "evictionSoft", "evictionSoftGracePeriod",
-                "evictionMinimumReclaim", "qosReserved", "defaultPodSysctls"}
-
-
-def _schema_message(error) -> str:
-    path = list(error.absolute_path)
-    where = _dotted(path) or "KubeletConfiguration"
-    if error.validator == "type":
-        expected = error.validator_value
-        expected = " or ".join(expected) if isinstance(expected, list) else expected
-        hint = ""
-        if len(path) == 2 and path[0] in _STRING_MAPS:
-            hint = (f"; {path[0]} is a map of strings, quote the value (e.g. "
-                    f"\"{str(error.instance).lower() if isinstance(error.instance, bool) else error.instance}\")")
-        elif len(path) == 2 and path[0] == "featureGates":
-            hint = "; feature gate values are booleans (true/false, unquoted)"
-        elif expected == "string" and isinstance(error.instance, (bool, int, float)):
-            hint = f"; quote it (e.g. \"{error.instance}\")"
-        go_error = ""
-        go_type = {"string": "string", "boolean": "bool"}.get(expected)
-        if go_type and path and isinstance(path[0], str):
-            # encoding/json's UnmarshalTypeError, as the kubelet prints it ("failed to decode")
-            go_error = (f" (json: cannot unmarshal {_json_type(error.instance)} into Go struct field "
-                        f"KubeletConfiguration.{path[0]} of type {go_type})")
-        return (f"{where} must be a {expected}, not {_describe(error.instance)}: the kubelet fails "
-                f"to decode the file{go_error}{hint}")
-    if error.validator == "required":
-        return f"{where}: {error.message}"
-    return f"{where}: {error.message}"
-
-
-def _unknown_field_message(path: tuple, name: Any) -> str:
-    close = difflib.get_close_matches(str(name), _top_level_fields(), n=1, cutoff=0.8) if not path else []
-    hint = f" (did you mean {close[0]}?)" if close else ""
-    if not path:
-        return (f"unknown field {name}{hint}: not a KubeletConfiguration v1beta1 field (names are "
-                f"case-sensitive); the kubelet logs \"using lenient decoding as strict decoding "
-                f"failed\" and ignores it, so the setting has no effect")
-    return f"{_dotted(path)}: unknown field {name}"
-
-
-def _top_level_fields() -> list[str]:
-    return sorted(_schema_validator().schema["properties"])
-
-
-def _dotted(path) -> str:
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
-    return out
-
-
-def _quantity_violations(kc: dict) -> Iterator[Violation]:
-    for field in ("kubeReserved", "systemReserved"):
-        reserved = kc.get(field)
-        for resource, value in (reserved.items() if isinstance(reserved, dict) else ()):
-            path = (field, resource)
-            if resource not in RESERVABLE_RESOURCES:
-                yield Violation(path, f"{field}.{resource}: the kubelet refuses to start: cannot "
-                                      f"reserve \"{resource}\" resource (only "
-                                      f"{', '.join(RESERVABLE_RESOURCES)})")
-                continue
-            if not isinstance(value, str):
-                continue                                      # reported by the schema
-            try:
-                if parse_quantity(value) < 0:
-                    raise ValueError("negative")
-            except ValueError:
-                yield Violation(path, f"{field}.{resource}: {value!r} is not a quantity the kubelet "
-                                      f"accepts (e.g. \"500m\", \"1\", \"2Gi\")")
-    eviction = kc.get("evictionHard")
-    for signal, value in (eviction.items() if isinstance(eviction, dict) else ()):
-        if not isinstance(value, str):
-            continue
-        try:
-            parse_eviction_value(value)
-        except ValueError:
-            yield Violation(("evictionHard", signal),
-                            f"evictionHard.{signal}: {value!r} is neither a quantity (\"100Mi\") nor "
-                            f"a percentage (\"5%\")")
-    entries = kc.get("reservedMemory")
-    for i, entry in enumerate(entries if isinstance(entries, list) else []):
-        limits = entry.get("limits") if isinstance(entry, dict) else None
-        for resource, value in (limits.items() if isinstance(limits, dict) else ()):
-            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                continue
-            try:
-                parse_quantity(value)
-            except ValueError:
-                yield Violation(("reservedMemory", i, "limits", resource),
-                                f"reservedMemory[{i}].limits.{resource}: {value!r} is not a quantity "
-                                f"(e.g. \"1Gi\")")
-
-
-def kubelet_schema_violations(kc: dict) -> list[Violation]:
-    """NG002 for a KubeletConfiguration: the JSON Schema of v1beta1 (wrong types, unknown fields)
-    and quantities that do not parse. An empty list means the NG2xx rules can trust the shapes."""
-    validator = _schema_validator()
-    violations = []
-    for error in sorted(validator.iter_errors(kc), key=lambda e: [str(p) for p in e.absolute_path]):
-        path = tuple(error.absolute_path)
-        if error.validator == "additionalProperties":
-            known = set(error.schema.get("properties", {}))
-            for name in sorted((n for n in error.instance if n not in known), key=str):
-                violations.append(Violation(path + (name,), _unknown_field_message(path, name)))
-        else:
-            violations.append(Violation(path, _schema_message(error)))
-    violations.extend(_quantity_violations(kc))
-    return violations
-
-
 __all__ = [
     "GateSpec", "GATE_TABLE", "GATE_DEPENDENCIES", "REMOVED_GATES", "UNCONFIRMED_GATES",
     "table_version", "gate_spec", "known_gate_names", "locked_gates", "gate_status",
@@ -855,5 +532,5 @@ __all__ = [
     "effective_eviction_hard", "memory_eviction", "reserved_memory_by_numa",
     "reserved_memory_totals", "memory_reservation", "MemoryReservation",
     "reserved_memory_entry_problems", "reserved_memory_snippet", "node_memory_capacity",
-    "kubelet_schema_violations", "CPUSetError", "format_cpuset",
+    "CPUSetError", "format_cpuset",
 ]

@@ -88,7 +88,7 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
     """One concrete change that would let the pod in, from the rejection and the node's
     per-NUMA free resources before the attempt."""
     from lint.numa.capacity import pod_capacity
-    from lint.resources import PodAnalysis
+    from lint.pod_budget import PodAnalysis
 
     reason = placement.reason or ""
     spec = pod_spec_of(pod)

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from lint import kubelet as k
+from lint.kubelet_schema import _schema_validator, kubelet_schema_violations
 from lint.model import Severity
 from lint.rules import kubelet as rules
 from lint.rules.base import LintContext
@@ -74,7 +75,7 @@ def dual_socket():
 
 
 def test_good_config_passes_every_rule_and_the_schema():
-    assert k.kubelet_schema_violations(GOOD) == []
+    assert kubelet_schema_violations(GOOD) == []
     for rule in ALL_RULES:
         assert run(rule, GOOD) == [], rule.id
 
@@ -232,7 +233,7 @@ def test_memory_reservation_numbers():
 # --- NG002 -------------------------------------------------------------------------------------
 
 def _ng002(kc):
-    return [(v.path, v.message) for v in k.kubelet_schema_violations(kc)]
+    return [(v.path, v.message) for v in kubelet_schema_violations(kc)]
 
 
 def test_schema_unknown_fields_top_level_and_nested():
@@ -308,10 +309,10 @@ def test_jsonschema_is_imported_lazily_and_validator_cached():
     code = "import sys, lint.kubelet, lint.rules.kubelet; print('jsonschema' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    k.kubelet_schema_violations(GOOD)
-    before = k._schema_validator.cache_info().hits
-    k.kubelet_schema_violations(GOOD)
-    assert k._schema_validator.cache_info().hits == before + 1
+    kubelet_schema_violations(GOOD)
+    before = _schema_validator.cache_info().hits
+    kubelet_schema_violations(GOOD)
+    assert _schema_validator.cache_info().hits == before + 1
 
 
 # --- NG201 -------------------------------------------------------------------------------------
@@ -693,7 +694,7 @@ MALFORMED = [
 
 @pytest.mark.parametrize("kc", MALFORMED)
 def test_rules_tolerate_documents_that_fail_the_schema(kc, dual_socket):
-    assert k.kubelet_schema_violations(kc)
+    assert kubelet_schema_violations(kc)
     for rule in ALL_RULES:
         for version in ((1, 35), (1, 36), (1, 37)):
             for node in (None, dual_socket):

@@ -11,7 +11,7 @@ import yaml
 from lint.config import config_from_dict
 from lint.model import ObjectRef, Severity
 from lint.objects import classify
-from lint.resources import pod_schema_violations
+from lint.pod_schema import pod_schema_violations
 from lint.rules import pods
 from lint.rules.base import LintContext, PodTarget, PoolSettings, Rule
 

@@ -7,12 +7,15 @@ from decimal import Decimal
 
 import pytest
 
+from lint.pod_budget import (
+    PodAnalysis, exclusive_cpu_containers, is_container_equivalent_qos_guaranteed,
+    is_integral_cpu, pod_exclusive_totals, pod_scope_budget,
+)
+from lint.pod_schema import pod_schema_violations
 from lint.resources import (
-    BEST_EFFORT, BURSTABLE, GUARANTEED, PodAnalysis, aggregate_container_limits,
-    aggregate_container_requests, container_limits, container_requests, exclusive_cpu_containers,
-    is_container_equivalent_qos_guaranteed, is_integral_cpu, is_overcommit_allowed,
-    is_supported_pod_level_resource, pod_exclusive_totals, pod_level_resources, pod_qos_class,
-    pod_schema_violations, pod_scope_budget,
+    BEST_EFFORT, BURSTABLE, GUARANTEED, aggregate_container_limits, aggregate_container_requests,
+    container_limits, container_requests, is_overcommit_allowed, is_supported_pod_level_resource,
+    pod_level_resources, pod_qos_class,
 )
 
 Gi = Decimal(2**30)

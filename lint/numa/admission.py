@@ -385,7 +385,7 @@ def _finish(state: NodeState, result: Placement, snap) -> None:
 
 
 def _admit(state: NodeState, spec: dict, uid: str, result: Placement) -> None:
-    from lint.resources import PodAnalysis
+    from lint.pod_budget import PodAnalysis
 
     analysis = PodAnalysis(spec)
     pod_level = analysis.pod_level.is_set
@@ -679,7 +679,7 @@ def _allocate_cpu_bubble(state: NodeState, uid: str, containers: list[ManagedCon
 def pod_requests(spec: dict) -> dict[str, int]:
     """What the pod asks of node allocatable (component-helpers PodRequests): pod-level
     requests when set, else the sidecar-aware aggregate; cpu in millicores, memory in bytes."""
-    from lint.resources import PodAnalysis
+    from lint.pod_budget import PodAnalysis
     analysis = PodAnalysis(spec)
     requests = dict(analysis.aggregate_requests)
     if analysis.pod_level.is_set:

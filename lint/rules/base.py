@@ -85,8 +85,8 @@ class PodTarget:
 
     @cached_property
     def analysis(self) -> Any:
-        """The pod's resource semantics (`lint.resources.PodAnalysis`), computed once per pod
+        """The pod's resource semantics (`lint.pod_budget.PodAnalysis`), computed once per pod
         however many rules ask."""
-        from lint.resources import PodAnalysis
+        from lint.pod_budget import PodAnalysis
 
         return PodAnalysis(self.spec)

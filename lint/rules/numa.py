@@ -187,7 +187,7 @@ def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violati
     state = _empty_state(ctx)
     if state is None or _pods_limit_comes_first(state, pod.spec):
         return
-    from lint.resources import pod_exclusive_totals
+    from lint.pod_budget import pod_exclusive_totals
     available = state.free_cpus_by_numa()
     capacity = pod_capacity(state, {"spec": pod.spec})
     if capacity.copies == 0 or not capacity.significant:
@@ -216,7 +216,7 @@ def _pods_limit_comes_first(state, spec: dict) -> bool:
     nothing NUMA-pinned cannot strand anything, and a pod small enough that every NUMA node
     holds floor(free / need) copies reaching maxPods in total stops at OutOfpods, which is
     never significant stranding."""
-    from lint.resources import pod_exclusive_totals
+    from lint.pod_budget import pod_exclusive_totals
     cpus, memory = pod_exclusive_totals(spec)
     pinned_memory = int(memory.get("memory", 0)) if state.memory is not None else 0
     if state.cpu is None:

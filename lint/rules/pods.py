@@ -14,11 +14,11 @@ from typing import Any, Iterable, Literal
 
 from lint.model import Path, Violation
 from lint.quantity import parse_quantity
-from lint.resources import (
-    CPU, EMPTY_POD_SHARED_POOL_REASON, MEMORY, POD_SCOPE_ADMISSION_MESSAGE,
-    TOPOLOGY_AFFINITY_REASON, ContainerPlacement, PodAnalysis, PodBudget, format_quantity,
-    is_hugepages, is_integral_cpu, is_supported_pod_level_resource,
+from lint.pod_budget import (
+    EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
+    ContainerPlacement, PodAnalysis, PodBudget, is_integral_cpu,
 )
+from lint.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
 from lint.rules.base import LintContext, PodTarget, rule
 
 SCOPE_ANNOTATION = "numaguard.io/scope"

@@ -251,7 +251,7 @@ def test_classic_pod_scope_keeps_every_container_on_one_numa_node(node):
 
 
 def test_managed_containers_follow_kep_5526_eligibility():
-    from lint.resources import PodAnalysis
+    from lint.pod_budget import PodAnalysis
     got = {c.name: (c.kind, c.cpus) for c in
            managed_containers(PodAnalysis(PODS["with-sidecar"]["spec"]), True)}
     assert got == {"migrate": ("init", 4), "proxy": ("sidecar", 2), "app": ("app", 4),
