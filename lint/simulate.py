@@ -113,7 +113,7 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
                 "here): reduce its requests or use another node")
     need = pod_requests(spec)
     need_cpus = analysis.budget.cpus if analysis.pod_level.is_set else -(-need["cpu"] // 1000)
-    need_text = f"{need_cpus} CPUs and {_bytes(need['memory'])} memory"
+    need_text = f"{need_cpus} CPUs and {format_memory(need['memory'])} memory"
     if reason == "TopologyAffinityError":
         empty = pod_capacity(state, pod, max_copies=1)
         if empty.copies == 0:
@@ -123,11 +123,11 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
                               default=0)
             return (f"even an empty node has no preferred NUMA placement for the pod's "
                     f"{need_text}: the largest NUMA node offers {most_cpus} CPUs for exclusive "
-                    f"use and {_bytes(most_memory)} of pinnable memory; shrink the pod to fit one "
+                    f"use and {format_memory(most_memory)} of pinnable memory; shrink the pod to fit one "
                     f"NUMA node, or use topologyManagerPolicy best-effort (no alignment "
                     f"guarantee)")
         return (f"the node is fragmented: the most free on any NUMA node is {best_cpus} CPUs "
-                f"and {_bytes(best_memory)} memory, the pod needs {need_text} on one NUMA "
+                f"and {format_memory(best_memory)} memory, the pod needs {need_text} on one NUMA "
                 f"node; size pods so they tile a NUMA node ({numa_size} CPUs), or schedule it "
                 f"elsewhere")
     return ("the node cannot hold the pod's CPUs or memory even across NUMA nodes: reduce its "
@@ -172,7 +172,7 @@ def render_text(report: dict, node: Any) -> str:
             if entry["cpus"]["podShared"]:
                 lines.append(f"    pod shared pool: CPUs {_ids(entry['cpus']['podShared'])}")
             for n, res in entry["memory"].items():
-                parts = ", ".join(f"{r} {_bytes(v)}" for r, v in res.items())
+                parts = ", ".join(f"{r} {format_memory(v)}" for r, v in res.items())
                 lines.append(f"    NUMA {n} memory: {parts}")
         else:
             lines.append(f"[{i}] {kind} {label}: REJECTED {entry['reason']}")
@@ -196,7 +196,7 @@ def render_text(report: dict, node: Any) -> str:
     s = report["summary"]
     lines.append(f"{s['pods']} pods: {s['admitted']} admitted, {s['rejected']} rejected")
     for cap in report.get("capacity", []):
-        stranded = "; ".join(f"NUMA {n}: {v.get('cpus', 0)} CPUs, {_bytes(v.get('memory', 0))}"
+        stranded = "; ".join(f"NUMA {n}: {v.get('cpus', 0)} CPUs, {format_memory(v.get('memory', 0))}"
                              for n, v in cap["stranded"].items())
         why = cap["limitedBy"]["reason"] if cap["limitedBy"] else "limit"
         lines.append(f"capacity {_label(cap['object'])}: {cap['copies']} copies per empty node "
@@ -209,7 +209,7 @@ def _ids(ids: Iterable[int]) -> str:
     return format_cpuset(ids)
 
 
-def _bytes(value: int) -> str:
+def format_memory(value: int) -> str:
     """Bytes for people: exact quantities as written in manifests, else GiB to one decimal."""
     from decimal import Decimal
     from lint.quantity import format_bytes

@@ -84,15 +84,15 @@ def _node_words(state) -> str:
 
 def _stranded_text(capacity, analysis) -> str:
     """Free CPUs and memory per NUMA node; hugepages only of the sizes the pod uses."""
-    from lint.simulate import _bytes
+    from lint.simulate import format_memory
     wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests)
     parts = []
     for n in sorted(set(capacity.stranded_cpus) | set(capacity.stranded_memory)):
         memory = capacity.stranded_memory.get(n, {})
-        extra = "".join(f", {_bytes(v)} {r}" for r, v in sorted(memory.items())
+        extra = "".join(f", {format_memory(v)} {r}" for r, v in sorted(memory.items())
                         if r != "memory" and r in wanted)
         parts.append(f"NUMA {n}: {capacity.stranded_cpus.get(n, 0)} CPUs, "
-                     f"{_bytes(memory.get('memory', 0))} memory{extra}")
+                     f"{format_memory(memory.get('memory', 0))} memory{extra}")
     return "; ".join(parts)
 
 
