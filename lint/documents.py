@@ -161,15 +161,8 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
             except Exception as exc:                    # PyYAML's constructors, bad explicit tags
                 errors.append(_construct_error(exc, source, root))
                 continue
-            if data is None:
-                continue                                  # an empty document (`---` alone)
-            line, column = _mark(root)
-            if not isinstance(data, dict):
-                errors.append(LoadError(source, line, column,
-                                        f"document {position + 1} is {_type_name(data)}, not a mapping"))
-                continue
-            documents.append(Document(source, position, data, line, _NO_IGNORES))
-            starts.append(line - 1)
+            if data is not None:                          # None: an empty document (`---` alone)
+                _keep(data, position, _mark(root), source, documents, starts, errors)
     except Exception as exc:       # YAMLError, RecursionError (Python parser), encoding errors
         errors.append(_yaml_error(exc, source, text, byte_offsets))
         return documents, starts, errors, True
@@ -177,6 +170,19 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
         if loader is not None:
             loader.dispose()
     return documents, starts, errors, False
+
+
+def _keep(data: Any, position: int, where: tuple[int, int], source: str,
+          documents: list[Document], starts: list[int], errors: list[LoadError]) -> None:
+    """A built document joins `documents` (with its 0-based start line in `starts`) when it is
+    a mapping; anything else is the LoadError "document N is a list, not a mapping"."""
+    line, column = where
+    if isinstance(data, dict):
+        documents.append(Document(source, position, data, line, _NO_IGNORES))
+        starts.append(line - 1)
+    else:
+        errors.append(LoadError(source, line, column,
+                                f"document {position + 1} is {_type_name(data)}, not a mapping"))
 
 
 def _load_events(text: str, source: str) -> tuple[list[Document], list[int], list[LoadError]] | None:
@@ -208,16 +214,10 @@ def _load_events(text: str, source: str) -> tuple[list[Document], list[int], lis
                 return None
             position = index
             index += 1
-            if data is None:
-                continue                                    # an empty document
-            mark = root.start_mark
-            line, column = mark.line + 1, mark.column + 1
-            if not isinstance(data, dict):
-                errors.append(LoadError(source, line, column,
-                                        f"document {position + 1} is {_type_name(data)}, not a mapping"))
-                continue
-            documents.append(Document(source, position, data, line, _NO_IGNORES))
-            starts.append(line - 1)
+            if data is not None:                            # None: an empty document
+                mark = root.start_mark
+                _keep(data, position, (mark.line + 1, mark.column + 1), source, documents,
+                      starts, errors)
     except Exception:             # yaml_build._Unsupported, YAMLError, RecursionError, constructors
         return None
     finally:

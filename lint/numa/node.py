@@ -37,9 +37,9 @@ from typing import Any, Iterable
 import yaml
 
 from lint.numa.cpuset import format_cpuset, parse_cpuset as _parse_cpuset
-from lint.numa.node_fields import (HUGEPAGES_PREFIX, NodeError, as_bytes, default_name,
-                                   expect_keys, fail, as_hugepages, as_int, as_list, as_mapping,
-                                   page_size, type_name)
+from lint.numa.node_fields import (HUGEPAGES_PREFIX, NodeError, as_bytes, as_hugepages, as_int,
+                                   as_list, as_mapping, expect_keys, fail,
+                                   object_name, page_size, type_name)
 from lint.numa.topology import CPU, NUMANode, Topology, TopologyError
 from lint.quantity import format_bytes
 
@@ -199,10 +199,7 @@ def parse_node_profile(doc: dict, source: str, base_dir: str | Path | None = Non
     expect_keys(doc, {"apiVersion", "kind", "metadata", "spec", "status"}, source, "")
     if doc.get("apiVersion") != API_VERSION:
         fail(source, "apiVersion", f"expected {API_VERSION!r}, got {doc.get('apiVersion')!r}")
-    metadata = as_mapping(doc.get("metadata", {}), source, "metadata")
-    name = metadata.get("name", default_name(source))
-    if not isinstance(name, str) or not name:
-        fail(source, "metadata.name", f"expected a non-empty string, got {name!r}")
+    name = object_name(doc, source)
     spec = as_mapping(doc.get("spec"), source, "spec")
     expect_keys(spec, {"topology", "kubeletConfig"}, source, "spec")
     topology_spec = as_mapping(spec.get("topology"), source, "spec.topology")

@@ -114,6 +114,15 @@ def as_hugepages(value: Any, source: str, path: str) -> dict[int, int]:
     return pages
 
 
+def object_name(doc: dict, source: str) -> str:
+    """`metadata.name` of a node document, or `default_name(source)` when it gives none."""
+    metadata = as_mapping(doc.get("metadata", {}), source, "metadata")
+    name = metadata.get("name", default_name(source))
+    if not isinstance(name, str) or not name:
+        fail(source, "metadata.name", f"expected a non-empty string, got {name!r}")
+    return name
+
+
 def default_name(source: str) -> str:
     """The name of a node whose description gives none: the built-in profile's name, or the
     file name without its suffix."""

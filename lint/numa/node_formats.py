@@ -25,7 +25,7 @@ from lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, MAX_CPUS, MAX_
                             default_distances, explicit_topology, format_cpu_list)
 from lint.numa.node_fields import (HUGEPAGES_PREFIX, as_bytes, default_name, expect_keys, fail,
                                    as_int, as_list, as_mapping, page_size, as_quantity, type_name,
-                                   whole_bytes)
+                                   object_name, whole_bytes)
 from lint.numa.topology import CPU, NUMANode
 from lint.quantity import format_bytes
 
@@ -148,10 +148,7 @@ def parse_node_resource_topology(doc: dict, source: str) -> Node:
     api_version = doc.get("apiVersion")
     if api_version != f"{NRT_API_GROUP}/v1alpha2":
         fail(source, "apiVersion", f"expected '{NRT_API_GROUP}/v1alpha2', got {api_version!r}")
-    metadata = as_mapping(doc.get("metadata", {}), source, "metadata")
-    name = metadata.get("name", default_name(source))
-    if not isinstance(name, str) or not name:
-        fail(source, "metadata.name", f"expected a non-empty string, got {name!r}")
+    name = object_name(doc, source)
     zones = as_list(doc.get("zones"), source, "zones")
     notes: list[str] = []
     numa: dict[int, dict] = {}
