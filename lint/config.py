@@ -9,8 +9,8 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
-from lint.model import Severity
-from lint.rules.base import LintContext, PoolSettings
+from numaguard.lint.model import Severity
+from numaguard.lint.rules.base import LintContext, PoolSettings
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
 
@@ -47,7 +47,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     """Validate and convert; raises ConfigError naming the bad key's path."""
     import jsonschema          # slow to import; only needed when a config is present
 
-    schema = json.loads(resources.files("lint").joinpath("schemas/config.json").read_text())
+    schema = json.loads(resources.files("numaguard.lint").joinpath("schemas/config.json").read_text())
     if data is None:
         data = {}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data),

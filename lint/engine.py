@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from lint.config import Config
-from lint.documents import Document, LoadError, expand_lists, position_of
-from lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
-from lint.objects import classify
-from lint.rules.base import LintContext, Rule
-from lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
-from lint.rules.registry import all_rules
+from numaguard.lint.config import Config
+from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
+from numaguard.lint.objects import classify
+from numaguard.lint.rules.base import LintContext, Rule
+from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
+from numaguard.lint.rules.registry import all_rules
 
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
@@ -106,8 +106,8 @@ class _Run:
             self._lint_pod(doc, prefix, found.pod)
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
-        from lint.pod_schema import pod_schema_violations
-        from lint.rules.pods import pod_scope
+        from numaguard.lint.k8s.pod_schema import pod_schema_violations
+        from numaguard.lint.rules.pods import pod_scope
 
         prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec)
@@ -126,7 +126,7 @@ class _Run:
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
-        from lint.kubelet_schema import kubelet_schema_violations
+        from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
 
         problems = kubelet_schema_violations(data)
         for v in problems:

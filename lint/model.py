@@ -1,7 +1,7 @@
 """Value objects shared by the engine and its front ends.
 
 The engine takes parsed documents (plain dicts and lists) and returns `Finding`s; it never
-reads files or writes to a terminal. Positions come from the loader (`lint.documents`), which
+reads files or writes to a terminal. Positions come from the loader (`numaguard.lint.load.documents`), which
 keeps the line and column of every mapping key and list item it parsed; objects built by hand
 (a library user, the webhook) simply have none, and findings then point at the object.
 """

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lint.model import ObjectRef, Path
-from lint.rules.base import PodTarget
+from numaguard.lint.model import ObjectRef, Path
+from numaguard.lint.rules.base import PodTarget
 
 # kind -> path from the document root to the pod template (metadata + spec), () for a Pod.
 POD_TEMPLATE_PATHS: dict[str, Path] = {

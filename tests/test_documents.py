@@ -1,4 +1,4 @@
-"""lint.documents: positions, bad input of every kind, ignore comments, paths, Lists.
+"""numaguard.lint.load.documents: positions, bad input of every kind, ignore comments, paths, Lists.
 
 The inputs are real files under tests/fixtures/documents/ (several of them broken on purpose).
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lint import documents
-from lint.documents import (Document, LoadError, PosDict, PosList, expand_lists, load_paths,
+from numaguard.lint.load import documents
+from numaguard.lint.load.documents import (Document, LoadError, PosDict, PosList, expand_lists, load_paths,
                             load_text, position_of)
 
 HERE = Path(__file__).resolve().parent

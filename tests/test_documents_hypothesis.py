@@ -1,4 +1,4 @@
-"""Property tests for lint.documents: nothing raises, and valid YAML loads as PyYAML loads it."""
+"""Property tests for numaguard.lint.load.documents: nothing raises, and valid YAML loads as PyYAML loads it."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lint.documents import Document, LoadError, PosDict, PosList, load_text
+from numaguard.lint.load.documents import Document, LoadError, PosDict, PosList, load_text
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "documents"
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lint.documents import PosDict, PosList, _load_events, _load_yaml, looks_plain
+from numaguard.lint.load.documents import PosDict, PosList, _load_events, _load_yaml, looks_plain
 
 from conftest import FIXTURES
 

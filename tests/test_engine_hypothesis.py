@@ -10,8 +10,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lint.engine import lint_documents
-from lint.model import Finding
+from numaguard.lint.engine import lint_documents
+from numaguard.lint.model import Finding
 
 from conftest import REPO
 

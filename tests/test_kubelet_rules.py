@@ -1,4 +1,4 @@
-"""The KubeletConfiguration model (lint.kubelet) and the NG2xx rules, called directly."""
+"""The KubeletConfiguration model (numaguard.lint.k8s.kubelet) and the NG2xx rules, called directly."""
 from __future__ import annotations
 
 import copy
@@ -9,11 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from lint import kubelet as k
-from lint.kubelet_schema import _schema_validator, kubelet_schema_violations
-from lint.model import Severity
-from lint.rules import kubelet as rules
-from lint.rules.base import LintContext
+from numaguard.lint.k8s import kubelet as k
+from numaguard.lint.k8s.kubelet_schema import _schema_validator, kubelet_schema_violations
+from numaguard.lint.model import Severity
+from numaguard.lint.rules import kubelet as rules
+from numaguard.lint.rules.base import LintContext
 
 MI, GI = 2**20, 2**30
 
@@ -70,7 +70,7 @@ def run(rule, kc, version=(1, 37), node=None):
 
 @pytest.fixture(scope="module")
 def dual_socket():
-    from lint.numa.node import load_node_file
+    from numaguard.lint.numa.node import load_node_file
     return load_node_file("builtin:dual-socket-ht")      # 2 sockets x 16 cores x 2 threads
 
 
@@ -295,7 +295,7 @@ def test_schema_quantities():
 def test_schema_covers_every_v1beta1_field():
     import json
     from importlib import resources
-    schema = json.loads(resources.files("lint").joinpath("schemas/kubelet-config.json").read_text())
+    schema = json.loads(resources.files("numaguard.lint.k8s").joinpath("kubelet-config.schema.json").read_text())
     assert schema["additionalProperties"] is False
     for field in ("cpuManagerPolicy", "cpuManagerPolicyOptions", "memoryManagerPolicy",
                   "topologyManagerPolicyOptions", "reservedSystemCPUs", "reservedMemory",
@@ -306,7 +306,7 @@ def test_schema_covers_every_v1beta1_field():
 
 
 def test_jsonschema_is_imported_lazily_and_validator_cached():
-    code = "import sys, lint.kubelet, lint.rules.kubelet; print('jsonschema' in sys.modules)"
+    code = "import sys, numaguard.lint.k8s.kubelet, numaguard.lint.rules.kubelet; print('jsonschema' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     kubelet_schema_violations(GOOD)
@@ -677,7 +677,7 @@ def test_ng213_versions():
 # --- the seed article, end to end through the engine ---------------------------------------------
 
 def test_seed_article_through_the_engine():
-    from lint.engine import lint_documents
+    from numaguard.lint.engine import lint_documents
     result = lint_documents([SEED])
     rules_found = {f.rule for f in result.active}
     assert rules_found == {"NG208"}

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lint.config import config_from_dict
-from lint.model import ObjectRef, Severity
-from lint.objects import classify
-from lint.pod_schema import pod_schema_violations
-from lint.rules import pods
-from lint.rules.base import LintContext, PodTarget, PoolSettings, Rule
+from numaguard.lint.config import config_from_dict
+from numaguard.lint.model import ObjectRef, Severity
+from numaguard.lint.objects import classify
+from numaguard.lint.k8s.pod_schema import pod_schema_violations
+from numaguard.lint.rules import pods
+from numaguard.lint.rules.base import LintContext, PodTarget, PoolSettings, Rule
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rules"
 MARKER = "# numaguard-test-config:"

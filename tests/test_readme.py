@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lint.rules.docs import render_rules
+from numaguard.lint.rules.docs import render_rules
 
 from conftest import REPO
 
@@ -17,7 +17,7 @@ def test_rule_reference_is_generated_from_the_rules():
     current = README.split(START, 1)[1].split(END, 1)[0].strip()
     expected = render_rules("markdown").strip()
     assert current == expected, ("README's rule reference is stale: run "
-                                 "`python -m lint.rules.docs --update-readme`")
+                                 "`python -m numaguard.lint.rules.docs --update-readme`")
 
 
 def _setup_commands() -> list[str]:

@@ -1,4 +1,4 @@
-"""Kubernetes pod resource semantics (lint.resources) against kubernetes-facts.md §1–§3:
+"""Kubernetes pod resource semantics (numaguard.lint.k8s.resources) against kubernetes-facts.md §1–§3:
 container and pod-level defaulting (with the trap), the sidecar-aware aggregate, QoS with and
 without pod-level resources, container eligibility and the KEP-5526 pod-scope budget."""
 from __future__ import annotations
@@ -7,12 +7,12 @@ from decimal import Decimal
 
 import pytest
 
-from lint.pod_budget import (
+from numaguard.lint.k8s.pod_budget import (
     PodAnalysis, exclusive_cpu_containers, is_container_equivalent_qos_guaranteed,
     is_integral_cpu, pod_exclusive_totals, pod_scope_budget,
 )
-from lint.pod_schema import pod_schema_violations
-from lint.resources import (
+from numaguard.lint.k8s.pod_schema import pod_schema_violations
+from numaguard.lint.k8s.resources import (
     BEST_EFFORT, BURSTABLE, GUARANTEED, aggregate_container_limits, aggregate_container_requests,
     container_limits, container_requests, is_overcommit_allowed, is_supported_pod_level_resource,
     pod_level_resources, pod_qos_class,
@@ -284,7 +284,7 @@ def test_empty_pod_level_resources_do_not_affect_qos_with_the_fix(resources):
 @pytest.mark.parametrize("value,whole", [("1", True), ("2.0", True), ("1000m", True),
                                          ("1500m", False), ("0.5", False), ("1001m", False)])
 def test_integral_cpu(value, whole):
-    from lint.quantity import parse_quantity
+    from numaguard.lint.k8s.quantity import parse_quantity
     assert is_integral_cpu(parse_quantity(value)) is whole
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lint.config import config_from_dict
-from lint.documents import load_text
-from lint.engine import lint_documents
-from lint.rules.registry import all_rules
+from numaguard.lint.config import config_from_dict
+from numaguard.lint.load.documents import load_text
+from numaguard.lint.engine import lint_documents
+from numaguard.lint.rules.registry import all_rules
 
 from conftest import FIXTURES
 
@@ -32,7 +32,7 @@ def _lint_fixture(path: Path):
     config = config_from_dict(settings, base_dir=str(path.parent))
     node = None
     if config.node:
-        from lint.numa.node import load_node_file
+        from numaguard.lint.numa.node import load_node_file
         node_path = config.node if config.node.startswith("builtin:") else str(path.parent / config.node)
         node = load_node_file(node_path)
     docs, errors = load_text(path.read_bytes(), str(path))

@@ -1,5 +1,5 @@
-"""`numaguard simulate`: the report (lint.simulate), its text form, and the commands
-(lint.cli_numa) through click and, once wired into the main group, the installed script."""
+"""`numaguard simulate`: the report (numaguard.lint.numa.simulate), its text form, and the commands
+(numaguard.lint.cli.numa) through click and, once wired into the main group, the installed script."""
 from __future__ import annotations
 
 import json
@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import FIXTURES, numaguard_exe, run_cli
-from lint.cli_numa import node as node_group, simulate as simulate_command
-from lint.numa.node import load_node_file
-from lint.simulate import render_text, simulate
+from numaguard.lint.cli.numa import node as node_group, simulate as simulate_command
+from numaguard.lint.numa.node import load_node_file
+from numaguard.lint.numa.simulate import render_text, simulate
 
 SIM = FIXTURES / "simulate"
 FRAGMENTATION = str(SIM / "fragmentation.yaml")
@@ -25,7 +25,7 @@ def node():
 
 
 def _pods(path):
-    from lint.cli_numa import _load_pods
+    from numaguard.lint.cli.numa import _load_pods
     return _load_pods((path,))
 
 

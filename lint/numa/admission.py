@@ -2,9 +2,9 @@
 Managers, classic pods and KEP-5526 pods with pod-level resources.
 
 This module only orchestrates; every algorithm lives in its own stage and is called from here:
-hint merge and policies (`lint.numa.merge`), CPU hints / picking / SMT checks
-(`lint.numa.cpus.StaticPolicy`), memory hints and allocation (`lint.numa.memory`), pod
-semantics (QoS, defaulting, the KEP-5526 budget and its rejections: `lint.resources`).
+hint merge and policies (`numaguard.lint.numa.merge`), CPU hints / picking / SMT checks
+(`numaguard.lint.numa.cpus.StaticPolicy`), memory hints and allocation (`numaguard.lint.numa.memory`), pod
+semantics (QoS, defaulting, the KEP-5526 budget and its rejections: `numaguard.lint.k8s.resources`).
 
 Flow, as in `pkg/kubelet/cm/topologymanager/scope*.go` (kubernetes/kubernetes, 1.37 dev, read
 with the PodLevelResourceManagers code in place):
@@ -60,12 +60,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Mapping
 
-from lint.numa.bitmask import mask_bits
-from lint.numa.merge import (POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE,
+from numaguard.lint.numa.bitmask import mask_bits
+from numaguard.lint.numa.merge import (POLICY_NONE, POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE,
                              TOPOLOGY_AFFINITY_ERROR_MESSAGE, TOPOLOGY_AFFINITY_ERROR_REASON,
                              TopologyHint, TopologyManagerError, as_topology_hint,
                              new_topology_manager_policy)
-from lint.numa.topology import Topology
+from numaguard.lint.numa.topology import Topology
 
 # pkg/kubelet/cm/admission/errors.go
 UNEXPECTED_ADMISSION_ERROR = "UnexpectedAdmissionError"
@@ -196,7 +196,7 @@ class NodeState:
         if self.memory is not None:
             return {n: {r: t.free for r, t in s.memory.items()}
                     for n, s in sorted(self.memory.machine_state.items())}
-        from lint.numa.memory import default_machine_state, reserved_memory_from_config
+        from numaguard.lint.numa.memory import default_machine_state, reserved_memory_from_config
         state = default_machine_state(self.topology,
                                       reserved_memory_from_config(
                                           self.kubelet_config.get("reservedMemory")))
@@ -212,10 +212,10 @@ class NodeState:
 def build_state(topology: Topology, kc: dict, *, name: str = "node",
                 kubernetes_version: tuple[int, int] = KUBERNETES_VERSION) -> NodeState:
     """NodeState for a topology and a KubeletConfiguration dict (see NodeState.from_node)."""
-    from lint import kubelet as kcfg
-    from lint.numa.cpu_assignment import CPUManagerError
-    from lint.numa.cpus import CPUManagerConfigError, StaticPolicy
-    from lint.numa.memory import (MemoryManagerError, StaticMemoryPolicy,
+    from numaguard.lint.k8s import kubelet as kcfg
+    from numaguard.lint.numa.cpu_assignment import CPUManagerError
+    from numaguard.lint.numa.cpus import CPUManagerConfigError, StaticPolicy
+    from numaguard.lint.numa.memory import (MemoryManagerError, StaticMemoryPolicy,
                                   reserved_memory_from_config)
 
     kc = kc if isinstance(kc, dict) else {}
@@ -279,7 +279,7 @@ def _allocatable(topology: Topology, kc: dict, cpu: Any) -> dict[str, int]:
     """Node allocatable as the predicate admit handler compares it: capacity minus
     kubeReserved, systemReserved (reservedSystemCPUs replaces the cpu reservations,
     cmd/kubelet server.go) and, for memory, the hard eviction threshold."""
-    from lint import kubelet as kcfg
+    from numaguard.lint.k8s import kubelet as kcfg
     capacity_memory = sum(n.memory for n in topology.numa_nodes)
     hugepages = sum(p * c for n in topology.numa_nodes for p, c in n.hugepages.items())
     try:
@@ -385,7 +385,7 @@ def _finish(state: NodeState, result: Placement, snap) -> None:
 
 
 def _admit(state: NodeState, spec: dict, uid: str, result: Placement) -> None:
-    from lint.pod_budget import PodAnalysis
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
 
     analysis = PodAnalysis(spec)
     pod_level = analysis.pod_level.is_set
@@ -441,9 +441,9 @@ def managed_containers(analysis, pod_level: bool) -> list[ManagedContainer]:
 
     Classic pods: cpumanager guaranteedCPUs (pod Guaranteed + whole CPU request) and the
     memory manager's container requests (pod Guaranteed). Pods with pod-level resources and
-    the gate on: the KEP-5526 slice eligibility of `lint.resources` (ContainerPlacement)."""
-    from lint.numa.cpu_hints import guaranteed_cpus
-    from lint.resources import CPU, is_hugepages
+    the gate on: the KEP-5526 slice eligibility of `numaguard.lint.k8s.resources` (ContainerPlacement)."""
+    from numaguard.lint.numa.cpu_hints import guaranteed_cpus
+    from numaguard.lint.k8s.resources import CPU, is_hugepages
     out = []
     if pod_level:
         for p in analysis.budget.placements:
@@ -482,7 +482,7 @@ def _merge(state: NodeState, providers: list, result: Placement) -> TopologyHint
 # -- allocation helpers ----------------------------------------------------------------------
 
 def _cpu_error(exc: Exception) -> _Rejected:
-    from lint.numa.cpus import SMTAlignmentError
+    from numaguard.lint.numa.cpus import SMTAlignmentError
     if isinstance(exc, SMTAlignmentError):
         return _Rejected(SMT_ALIGNMENT_ERROR, str(exc))
     return _Rejected(UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {exc}, which is "
@@ -510,7 +510,7 @@ def _allocate_memory(state: NodeState, uid: str, container: str, memory: Mapping
     """Memory Manager Allocate for one container of a classic pod (`spec` = the pod's spec,
     so init-container memory reuse is kept), or for `memory` alone (KEP-5526 slices and the
     pod bubble, `spec` None)."""
-    from lint.numa.memory import MemoryManagerError
+    from numaguard.lint.numa.memory import MemoryManagerError
     if state.memory is None or not memory:
         return
     try:
@@ -522,7 +522,7 @@ def _allocate_memory(state: NodeState, uid: str, container: str, memory: Mapping
 
 def _allocate_cpus(state: NodeState, uid: str, c: ManagedContainer, affinity: int | None,
                    result: Placement) -> None:
-    from lint.numa.cpu_assignment import CPUManagerError
+    from numaguard.lint.numa.cpu_assignment import CPUManagerError
     if state.cpu is None or c.cpus == 0:
         return
     try:
@@ -564,7 +564,7 @@ def _admit_pod_classic(state: NodeState, analysis, uid: str, containers: list[Ma
                        result: Placement) -> None:
     """scope_pod.go admitUsingContainerResources: one merge of the pod's totals, then every
     container allocated inside the same affinity."""
-    from lint.numa.cpu_hints import pod_guaranteed_cpus
+    from numaguard.lint.numa.cpu_hints import pod_guaranteed_cpus
     providers: list = []
     if state.cpu is not None:
         inits = [(c.cpus, c.kind == "sidecar") for c in containers
@@ -593,7 +593,7 @@ def _admit_pod_resources(state: NodeState, analysis, uid: str, containers: list[
     total_cpus = budget.cpus
     memory_total = {k: int(v) for k, v in budget.memory.items() if v > 0}
     if budget.managed and total_cpus == 0 and state.cpu is not None:
-        from lint.resources import format_quantity
+        from numaguard.lint.k8s.resources import format_quantity
         result.notes.append(f"pod-level cpu request {format_quantity('cpu', budget.cpu_request)} "
                             "is not a whole number "
                             "of CPUs: no CPU bubble, every container shares the node's pool")
@@ -634,7 +634,7 @@ def _admit_pod_resources(state: NodeState, analysis, uid: str, containers: list[
 def _allocate_cpu_bubble(state: NodeState, uid: str, containers: list[ManagedContainer], total: int,
                          affinity: int | None, result: Placement) -> None:
     """cpumanager AllocatePod: SMT check on the pod total, the bubble, then the slices."""
-    from lint.numa.cpu_assignment import CPUManagerError
+    from numaguard.lint.numa.cpu_assignment import CPUManagerError
     cpu = state.cpu
     try:
         cpu.check_smt_alignment(total)
@@ -679,7 +679,7 @@ def _allocate_cpu_bubble(state: NodeState, uid: str, containers: list[ManagedCon
 def pod_requests(spec: dict) -> dict[str, int]:
     """What the pod asks of node allocatable (component-helpers PodRequests): pod-level
     requests when set, else the sidecar-aware aggregate; cpu in millicores, memory in bytes."""
-    from lint.pod_budget import PodAnalysis
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
     analysis = PodAnalysis(spec)
     requests = dict(analysis.aggregate_requests)
     if analysis.pod_level.is_set:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from lint.numa.admission import NodeState, Placement, admit, build_state
+from numaguard.lint.numa.admission import NodeState, Placement, admit, build_state
 
 DEFAULT_MAX_COPIES = 1024      # a guard; maxPods (110 by default) normally stops earlier
 
@@ -49,7 +49,7 @@ class Capacity:
 
 def pod_capacity(node: Any, pod: Mapping, *, kubelet_config: dict | None = None,
                  max_copies: int = DEFAULT_MAX_COPIES) -> Capacity:
-    """Fill an empty copy of `node` (a lint.numa.node.Node, or a NodeState to copy the
+    """Fill an empty copy of `node` (a numaguard.lint.numa.node.Node, or a NodeState to copy the
     configuration from) with copies of `pod` until one is rejected."""
     state = _fresh(node, kubelet_config)
     copies = 0
@@ -72,7 +72,7 @@ def _fresh(node: Any, kubelet_config: dict | None) -> NodeState:
 
 def _scheduler_fits_one_more(state: NodeState, pod: Mapping) -> bool:
     """NodeResourcesFit as the scheduler sees the node: allocatable minus requests."""
-    from lint.numa.admission import pod_requests, pod_spec_of
+    from numaguard.lint.numa.admission import pod_requests, pod_spec_of
     need = pod_requests(pod_spec_of(pod))
     need["pods"] = 1
     return all(state.used[r] + need[r] <= state.allocatable[r] for r in need)

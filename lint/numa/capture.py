@@ -12,7 +12,7 @@ Reads the same sysfs files cadvisor reads for the kubelet's machine info
 
 Without node directories (a kernel without NUMA) the machine is one NUMA node 0 holding every
 CPU, with MemTotal from `ROOT/../proc/meminfo`, or 0 and a warning in `status.warnings`.
-The result is a plain dict in the explicit NodeProfile form that `lint.numa.node` loads.
+The result is a plain dict in the explicit NodeProfile form that `numaguard.lint.numa.node` loads.
 """
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import yaml
 
-from lint.numa.node import API_VERSION, NodeError, format_cpu_list, parse_cpuset
-from lint.quantity import format_bytes
+from numaguard.lint.numa.node import API_VERSION, NodeError, format_cpu_list, parse_cpuset
+from numaguard.lint.k8s.quantity import format_bytes
 
 _NODE_DIR = re.compile(r"node(\d+)")
 _CPU_DIR = re.compile(r"cpu(\d+)")

@@ -24,7 +24,7 @@ import math
 from collections.abc import Iterable, Iterator
 from itertools import combinations
 
-from lint.numa.topology import Topology
+from numaguard.lint.numa.topology import Topology
 
 CPU_SORTING_PACKED = "packed"
 CPU_SORTING_SPREAD = "spread"

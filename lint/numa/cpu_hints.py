@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from lint.numa.bitmask import iterate_bit_masks
-from lint.numa.cpu_assignment import CPUTopologyIndex
-from lint.numa.topology import Topology
+from numaguard.lint.numa.bitmask import iterate_bit_masks
+from numaguard.lint.numa.cpu_assignment import CPUTopologyIndex
+from numaguard.lint.numa.topology import Topology
 
 
 @dataclass(frozen=True, order=True)
@@ -106,7 +106,7 @@ def guaranteed_cpus(cpu_request: "Decimal | str | int | None",
     if cpu_request is None or not pod_is_guaranteed:
         return 0
     if isinstance(cpu_request, str):
-        from lint.quantity import parse_quantity
+        from numaguard.lint.k8s.quantity import parse_quantity
         quantity = Decimal(parse_quantity(cpu_request))
     else:
         quantity = Decimal(cpu_request)

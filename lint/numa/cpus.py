@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from lint.numa.cpu_assignment import (CPUManagerError, CPUTopologyIndex, take_by_topology)
-from lint.numa.cpu_hints import CPUHint, generate_cpu_topology_hints
-from lint.numa.cpuset import CPUSetError, format_cpuset, parse_cpuset
-from lint.numa.topology import Topology
+from numaguard.lint.numa.cpu_assignment import (CPUManagerError, CPUTopologyIndex, take_by_topology)
+from numaguard.lint.numa.cpu_hints import CPUHint, generate_cpu_topology_hints
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.numa.topology import Topology
 
 # policy_options.go option names
 FULL_PCPUS_ONLY = "full-pcpus-only"
@@ -166,7 +166,7 @@ def reserved_cpu_count(kube_reserved_cpu: object = None, system_reserved_cpu: ob
         if value is None:
             continue
         if isinstance(value, str):
-            from lint.quantity import parse_quantity
+            from numaguard.lint.k8s.quantity import parse_quantity
             total += Decimal(parse_quantity(value))
         else:
             total += Decimal(str(value))

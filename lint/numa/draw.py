@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable
 
-from lint.numa.topology import Topology
+from numaguard.lint.numa.topology import Topology
 
 RESERVED, TAKEN, PLACED, SHARED, FREE = "R", "#", "+", "s", "."
 LEGEND = (f"{RESERVED} reserved   {TAKEN} taken by earlier pods   {PLACED} exclusive, this pod   "

@@ -8,7 +8,7 @@ memory reuse bookkeeping, RemoveContainer/releaseMemory) and `state/state_mem.go
 
 Inputs are plain data: a pod is its UID plus its raw spec dict (`spec["containers"]`,
 `spec["initContainers"]`, each with `resources.requests/limits`), quantities are parsed with
-`lint.quantity.parse_quantity`. Sizes are bytes (ints).
+`numaguard.lint.k8s.quantity.parse_quantity`. Sizes are bytes (ints).
 
 Where this module parts from the kubelet (documented, deliberate):
 
@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from lint.numa.bitmask import is_narrower_than, iterate_bit_masks, mask_bits, mask_of
-from lint.numa.merge import TopologyHint
-from lint.quantity import format_bytes, parse_quantity
+from numaguard.lint.numa.bitmask import is_narrower_than, iterate_bit_masks, mask_bits, mask_of
+from numaguard.lint.numa.merge import TopologyHint
+from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 
 POLICY_STATIC = "Static"
 RESOURCE_MEMORY = "memory"
@@ -121,7 +121,7 @@ def check_system_reserved(reserved_memory: Mapping[int, Mapping[str, int]]) -> N
 
 def default_machine_state(topology,
                           reserved_memory: Mapping[int, Mapping[str, int]]) -> MachineState:
-    """getDefaultMachineState from a `lint.numa.topology.Topology`.
+    """getDefaultMachineState from a `numaguard.lint.numa.topology.Topology`.
 
     Per NUMA node: each hugepage size gets total = pages * size, allocatable = total - reserved;
     regular memory gets allocatable = node memory - reserved - all hugepages on the node

@@ -11,7 +11,7 @@ Behaviour copied from `pkg/kubelet/cm/topologymanager/`:
 * `topology_manager.go` - the startup check against `max-allowable-numa-nodes`,
   `TopologyHint.LessThan`, `TopologyAffinityError`.
 
-Masks are plain ints (see `lint.numa.bitmask`); `None` is "no NUMA preference" (Go's nil mask).
+Masks are plain ints (see `numaguard.lint.numa.bitmask`); `None` is "no NUMA preference" (Go's nil mask).
 
 Speed. The kubelet folds `compare` over the full cross product of the providers' hint lists.
 `compare` ranks candidates by a total order (preferred first; among preferred the fitter mask;
@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from lint.numa.bitmask import format_mask, is_narrower_than, mask_bits, mask_of
+from numaguard.lint.numa.bitmask import format_mask, is_narrower_than, mask_bits, mask_of
 
 PolicyName = str
 POLICY_NONE: PolicyName = "none"
@@ -107,7 +107,7 @@ def hint(bits: Iterable[int] | None, preferred: bool) -> TopologyHint:
 
 def as_topology_hint(h) -> TopologyHint:
     """A TopologyHint from any hint-like object with `preferred` and `affinity` or `mask`
-    (e.g. `lint.numa.cpu_hints.CPUHint`)."""
+    (e.g. `numaguard.lint.numa.cpu_hints.CPUHint`)."""
     if isinstance(h, TopologyHint):
         return h
     return TopologyHint(getattr(h, "affinity", None) if hasattr(h, "affinity") else h.mask,
@@ -208,7 +208,7 @@ class NUMAInfo:
 
     @classmethod
     def from_topology(cls, topology, prefer_closest_numa: bool = False) -> NUMAInfo:
-        """numa_info.go NewNUMAInfo from a `lint.numa.topology.Topology`.
+        """numa_info.go NewNUMAInfo from a `numaguard.lint.numa.topology.Topology`.
 
         Distances are only read when prefer-closest is on; missing ones are a startup error.
         """

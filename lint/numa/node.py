@@ -12,7 +12,7 @@ Four inputs describe a machine:
   resource-topology-exporter / NFD topology-updater): NUMA zones with CPU counts, memory and
   hugepages, costs = distances (field names from k8stopologyawareschedwg/noderesourcetopology-api
   `pkg/apis/topology/v1alpha2/types.go`);
-* `builtin:NAME`, one of the profiles shipped in `lint/profiles/NAME.yaml`.
+* `builtin:NAME`, one of the profiles shipped in `lint/numa/profiles/NAME.yaml`.
 
 Every input error raises `NodeError` whose message starts with the source name and the path of
 the field at fault (`nodes/x.yaml: spec.topology.cpus[3].id: ...`), never a traceback.
@@ -22,8 +22,8 @@ NodeProfile may name); everything else works on the text or dicts it is given.
 
 Where things are: this module is the public face (entry points, `Node`, `NodeError`) and
 reads NodeProfiles: generated and explicit topologies, and the KubeletConfiguration fit check.
-The lscpu and NodeResourceTopology readers are in `lint.numa.node_formats`; the typed field
-readers that name the failing field (`fail`, `as_int`, `as_bytes`, ...) in `lint.numa.node_fields`.
+The lscpu and NodeResourceTopology readers are in `numaguard.lint.numa.node_formats`; the typed field
+readers that name the failing field (`fail`, `as_int`, `as_bytes`, ...) in `numaguard.lint.numa.node_fields`.
 """
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ from typing import Any, Iterable
 
 import yaml
 
-from lint.numa.cpuset import format_cpuset, parse_cpuset as _parse_cpuset
-from lint.numa.node_fields import (HUGEPAGES_PREFIX, NodeError, as_bytes, as_hugepages, as_int,
+from numaguard.lint.k8s.cpuset import format_cpuset, parse_cpuset as _parse_cpuset
+from numaguard.lint.numa.node_fields import (HUGEPAGES_PREFIX, NodeError, as_bytes, as_hugepages, as_int,
                                    as_list, as_mapping, expect_keys, fail,
                                    object_name, page_size, type_name)
-from lint.numa.topology import CPU, NUMANode, Topology, TopologyError
-from lint.quantity import format_bytes
+from numaguard.lint.numa.topology import CPU, NUMANode, Topology, TopologyError
+from numaguard.lint.k8s.quantity import format_bytes
 
 API_VERSION = "numaguard.io/v1alpha1"
 KUBELET_CONFIG_KIND = "KubeletConfiguration"
@@ -102,8 +102,8 @@ def parse_node_text(text: str, source: str, base_dir: str | Path | None = None, 
     """Parse the text of a node file: lscpu parse output, or YAML/JSON documents."""
     if not isinstance(text, str):
         raise NodeError(f"{source}: expected text, got {type_name(text)}")
-    # Imported here, not at the top: lint.numa.node_formats imports this module.
-    from lint.numa.node_formats import looks_like_lscpu, parse_lscpu
+    # Imported here, not at the top: numaguard.lint.numa.node_formats imports this module.
+    from numaguard.lint.numa.node_formats import looks_like_lscpu, parse_lscpu
     if looks_like_lscpu(text):
         return parse_lscpu(text, source, memory_per_numa_node=memory_per_numa_node)
     try:
@@ -134,7 +134,7 @@ def load_node_file(path: str | Path, *, memory_per_numa_node: Any = None) -> Nod
 
 def list_builtin_profiles() -> list[str]:
     """Names accepted as `builtin:NAME`, sorted."""
-    folder = resources.files("lint") / "profiles"
+    folder = resources.files("numaguard.lint.numa") / "profiles"
     if not folder.is_dir():
         return []
     return sorted(entry.name[:-len(".yaml")] for entry in folder.iterdir()
@@ -147,7 +147,7 @@ def load_builtin_profile(name: str) -> Node:
     if name not in names:
         raise NodeError(f"{source}: no built-in profile named {name!r}; "
                         f"available: {', '.join(names) or 'none'}")
-    entry = resources.files("lint") / "profiles" / f"{name}.yaml"
+    entry = resources.files("numaguard.lint.numa") / "profiles" / f"{name}.yaml"
     text = entry.read_text(encoding="utf-8")
     with resources.as_file(entry) as real_path:
         return parse_node_text(text, source, Path(real_path).parent)
@@ -183,7 +183,7 @@ def _from_documents(documents: list, source: str, base_dir: str | Path | None) -
     if doc["kind"] == "NodeProfile":
         node = parse_node_profile(doc, source, base_dir)
     else:
-        from lint.numa.node_formats import parse_node_resource_topology   # see parse_node_text
+        from numaguard.lint.numa.node_formats import parse_node_resource_topology   # see parse_node_text
         node = parse_node_resource_topology(doc, source)
     if kubelet_docs:
         if node.kubelet_config is not None:

@@ -1,11 +1,11 @@
 """Typed readers for the fields of node descriptions; every failure names the field.
 
-`lint.numa.node` and the format readers in `lint.numa.node_formats` check each field of a
+`numaguard.lint.numa.node` and the format readers in `numaguard.lint.numa.node_formats` check each field of a
 NodeProfile, lscpu table or NodeResourceTopology with these helpers. Each takes the source
 name and the field's path and, when the value is unusable, raises `NodeError` with the message
 `"<source>: <path>: <what is wrong>"`, so a user sees which field to fix, never a traceback.
 They live apart so the modules that describe the formats read as the formats themselves.
-The underscore names are the `lint.numa` node modules' own helpers, not a public API.
+The underscore names are the `numaguard.lint.numa` node modules' own helpers, not a public API.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, NoReturn
 
-from lint.quantity import format_bytes, parse_quantity
+from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 
 HUGEPAGES_PREFIX = "hugepages-"
 

@@ -1,6 +1,6 @@
 """Node descriptions in formats other tools print: `lscpu` tables and NodeResourceTopology.
 
-`lint.numa.node` reads numaguard's own NodeProfile; these readers turn what a cluster already
+`numaguard.lint.numa.node` reads numaguard's own NodeProfile; these readers turn what a cluster already
 has into the same `Node`:
 
 * `lscpu --parse=CPU,CORE,SOCKET,NODE` output, read into an explicit topology (lscpu knows no
@@ -10,8 +10,8 @@ has into the same `Node`:
   hugepages, costs = distances (field names from k8stopologyawareschedwg/noderesourcetopology-api
   `pkg/apis/topology/v1alpha2/types.go`).
 
-They live apart from `lint.numa.node` because each is a format of its own with its own
-assumptions. `lint.numa.node` picks the reader (`parse_node_text`, `_from_documents`) and
+They live apart from `numaguard.lint.numa.node` because each is a format of its own with its own
+assumptions. `numaguard.lint.numa.node` picks the reader (`parse_node_text`, `_from_documents`) and
 imports this module inside those functions, since this module builds on its topology builders.
 """
 from __future__ import annotations
@@ -20,14 +20,14 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, MAX_CPUS, MAX_NUMA_NODES,
+from numaguard.lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, MAX_CPUS, MAX_NUMA_NODES,
                             REMOTE_DISTANCE, SAME_SOCKET_DISTANCE, Node, build_topology,
                             default_distances, explicit_topology, format_cpu_list)
-from lint.numa.node_fields import (HUGEPAGES_PREFIX, as_bytes, default_name, expect_keys, fail,
+from numaguard.lint.numa.node_fields import (HUGEPAGES_PREFIX, as_bytes, default_name, expect_keys, fail,
                                    as_int, as_list, as_mapping, page_size, as_quantity, type_name,
                                    object_name, whole_bytes)
-from lint.numa.topology import CPU, NUMANode
-from lint.quantity import format_bytes
+from numaguard.lint.numa.topology import CPU, NUMANode
+from numaguard.lint.k8s.quantity import format_bytes
 
 NRT_API_GROUP = "topology.node.k8s.io"
 NRT_ZONE_TYPE_NUMA = "Node"          # noderesourcetopology-api helper.ZoneTypeNUMANode

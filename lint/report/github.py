@@ -1,7 +1,7 @@
 """GitHub Actions workflow commands: one annotation per finding on the pull request."""
 from __future__ import annotations
 
-from lint.engine import LintResult
+from numaguard.lint.engine import LintResult
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 

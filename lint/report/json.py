@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from lint.engine import LintResult
+from numaguard.lint.engine import LintResult
 
 # Indented output goes through the json module's pure-Python encoder; a large report is
 # written compactly, by the C encoder, so that it costs little next to the lint itself.

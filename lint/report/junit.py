@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xml.etree import ElementTree as ET
 
-from lint.engine import LintResult
+from numaguard.lint.engine import LintResult
 
 
 def render(result: LintResult, *, show_suppressed: bool = False, color: bool = False) -> str:

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from lint.engine import LintResult
-from lint.rules.registry import all_rules
+from numaguard.lint.engine import LintResult
+from numaguard.lint.rules.registry import all_rules
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from lint.engine import LintResult
+from numaguard.lint.engine import LintResult
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "dim": "\033[2m",
            "bold": "\033[1m", "reset": "\033[0m"}

@@ -1,7 +1,7 @@
 """What a rule is: one small check function with its metadata beside it.
 
 A rule module defines its rules with the `@rule(...)` decorator, which turns the function into
-a `Rule` value; `lint.rules.registry` collects them from every rule module (the one place
+a `Rule` value; `numaguard.lint.rules.registry` collects them from every rule module (the one place
 where rules are registered). Documentation (`numaguard rules`, README's rule reference) is
 generated from these fields, never written twice.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Iterable, Literal
 
-from lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
 # document; "input": emitted by the loader and schema checks, not by a check function.
@@ -63,7 +63,7 @@ class LintContext:
     kubernetes_version: tuple[int, int] = (1, 37)
     scope_all: bool = False
     pool: PoolSettings = PoolSettings()
-    node: Any = None                          # a lint.numa node description, when given
+    node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
 
 
@@ -85,8 +85,8 @@ class PodTarget:
 
     @cached_property
     def analysis(self) -> Any:
-        """The pod's resource semantics (`lint.pod_budget.PodAnalysis`), computed once per pod
+        """The pod's resource semantics (`numaguard.lint.k8s.pod_budget.PodAnalysis`), computed once per pod
         however many rules ask."""
-        from lint.pod_budget import PodAnalysis
+        from numaguard.lint.k8s.pod_budget import PodAnalysis
 
         return PodAnalysis(self.spec)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lint.rules.registry import all_rules
+from numaguard.lint.rules.registry import all_rules
 
 
 def render_rules(fmt: str) -> str:

@@ -1,8 +1,8 @@
 """NG0xx: problems with the input itself. The loader and the schema checks raise these; they
 have no check function of their own, but they live here so that they are listed, documented
 and configurable like every other rule."""
-from lint.rules.base import Rule
-from lint.model import Severity
+from numaguard.lint.rules.base import Rule
+from numaguard.lint.model import Severity
 
 INVALID_DOCUMENT = Rule(
     id="NG001", name="invalid-document", severity=Severity.ERROR, target="input",

@@ -2,7 +2,7 @@
 
 Each rule gets the raw document (`kc`, already through the NG002 schema check when run by the
 engine) and the `LintContext`; paths are relative to the document root. The semantics (gate
-tables, defaults, option parsing, reservations) live in `lint.kubelet`; this module only says
+tables, defaults, option parsing, reservations) live in `numaguard.lint.k8s.kubelet`; this module only says
 what is wrong, in the kubelet's own words where the kubelet has some.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ import difflib
 from decimal import Decimal
 from typing import Iterator
 
-from lint import kubelet as k
-from lint.model import Severity, Violation
-from lint.quantity import format_bytes
-from lint.rules.base import LintContext, rule
+from numaguard.lint.k8s import kubelet as k
+from numaguard.lint.model import Severity, Violation
+from numaguard.lint.k8s.quantity import format_bytes
+from numaguard.lint.rules.base import LintContext, rule
 
 
 def _version_text(version) -> str:

@@ -1,6 +1,6 @@
 """NG212 and NG3xx: NUMA fit on a described node (`--node`, or `node:` in the config file).
 
-The pod rules replay the kubelet's admission (`lint.numa.admission`) on a fresh, empty
+The pod rules replay the kubelet's admission (`numaguard.lint.numa.admission`) on a fresh, empty
 `NodeState` built from the node description and its KubeletConfiguration for every check:
 nothing is cached between pods, and building the state costs about a millisecond. Without a
 kubelet configuration for the node (`node.kubelet_config`, else the context's) the NG3xx rules
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from lint.model import Path, Violation
-from lint.rules.base import LintContext, PodTarget, rule
+from numaguard.lint.model import Path, Violation
+from numaguard.lint.rules.base import LintContext, PodTarget, rule
 
 
 # --------------------------------------------------------------------------- helpers
@@ -28,7 +28,7 @@ def _kubelet_config(ctx: LintContext) -> dict | None:
 def _empty_state(ctx: LintContext):
     """A fresh empty NodeState for the context's node, or None when there is nothing to
     simulate (no node, no kubelet configuration, or one the kubelet would refuse)."""
-    from lint.numa.admission import KubeletStartupError, build_state
+    from numaguard.lint.numa.admission import KubeletStartupError, build_state
     kc = _kubelet_config(ctx)
     if ctx.node is None or kc is None:
         return None
@@ -84,7 +84,7 @@ def _node_words(state) -> str:
 
 def _stranded_text(capacity, analysis) -> str:
     """Free CPUs and memory per NUMA node; hugepages only of the sizes the pod uses."""
-    from lint.simulate import format_memory
+    from numaguard.lint.numa.simulate import format_memory
     wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests)
     parts = []
     for n in sorted(set(capacity.stranded_cpus) | set(capacity.stranded_memory)):
@@ -109,7 +109,7 @@ def _stranded_text(capacity, analysis) -> str:
       node's NUMA node count (admission gets slower as it grows), or use
       topologyManagerPolicy: none on such machines.""")
 def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
-    from lint import kubelet as kcfg
+    from numaguard.lint.k8s import kubelet as kcfg
     node = ctx.node
     if node is None:
         return
@@ -144,8 +144,8 @@ def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
       narrowest NUMA set the policy prefers), move it to a pool with larger NUMA nodes, or
       relax topologyManagerPolicy to best-effort if alignment is not required.""")
 def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
-    from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, alignment_required
-    from lint.simulate import suggest_fix
+    from numaguard.lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, alignment_required
+    from numaguard.lint.numa.simulate import suggest_fix
 
     state = _empty_state(ctx)
     if state is None or not alignment_required(state):
@@ -182,12 +182,12 @@ def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
       divided by the pod's CPUs, likewise for memory), or give the pool's nodes a NUMA-aware
       scheduler plugin or a pod count limit that matches the real capacity.""")
 def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
-    from lint.numa.capacity import pod_capacity
+    from numaguard.lint.numa.capacity import pod_capacity
 
     state = _empty_state(ctx)
     if state is None or _pods_limit_comes_first(state, pod.spec):
         return
-    from lint.pod_budget import pod_exclusive_totals
+    from numaguard.lint.k8s.pod_budget import pod_exclusive_totals
     available = state.free_cpus_by_numa()
     capacity = pod_capacity(state, {"spec": pod.spec})
     if capacity.copies == 0 or not capacity.significant:
@@ -216,7 +216,7 @@ def _pods_limit_comes_first(state, spec: dict) -> bool:
     nothing NUMA-pinned cannot strand anything, and a pod small enough that every NUMA node
     holds floor(free / need) copies reaching maxPods in total stops at OutOfpods, which is
     never significant stranding."""
-    from lint.pod_budget import pod_exclusive_totals
+    from numaguard.lint.k8s.pod_budget import pod_exclusive_totals
     cpus, memory = pod_exclusive_totals(spec)
     pinned_memory = int(memory.get("memory", 0)) if state.memory is not None else 0
     if state.cpu is None:
@@ -244,7 +244,7 @@ def _pods_limit_comes_first(state, spec: dict) -> bool:
       remediation="""Request a multiple of the node's threads per core (2 on most x86 servers)
       for the pod's (or the container's) whole-CPU request, or drop full-pcpus-only.""")
 def smt_alignment(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
-    from lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, managed_containers
+    from numaguard.lint.numa.admission import SMT_ALIGNMENT_ERROR, admit, managed_containers
 
     state = _empty_state(ctx)
     if state is None or state.cpu is None or not state.cpu.options.full_pcpus_only:

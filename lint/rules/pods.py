@@ -2,7 +2,7 @@
 
 Each rule is one small function over a `PodTarget` (the raw pod spec) and the `LintContext`;
 the Kubernetes semantics (defaulting, aggregate, QoS, the pod-scope budget) live in
-`lint.resources`. Paths in violations are relative to the pod spec. The engine calls
+`numaguard.lint.k8s.resources`. Paths in violations are relative to the pod spec. The engine calls
 `pod_schema_violations` (NG002) first and `pod_scope` second, and runs these rules only for
 well-formed, in-scope pods.
 """
@@ -12,14 +12,14 @@ import re
 from decimal import Decimal
 from typing import Any, Iterable, Literal
 
-from lint.model import Path, Violation
-from lint.quantity import parse_quantity
-from lint.pod_budget import (
+from numaguard.lint.model import Path, Violation
+from numaguard.lint.k8s.quantity import parse_quantity
+from numaguard.lint.k8s.pod_budget import (
     EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
     ContainerPlacement, PodAnalysis, PodBudget, is_integral_cpu,
 )
-from lint.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
-from lint.rules.base import LintContext, PodTarget, rule
+from numaguard.lint.k8s.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
+from numaguard.lint.rules.base import LintContext, PodTarget, rule
 
 SCOPE_ANNOTATION = "numaguard.io/scope"
 

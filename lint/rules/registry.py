@@ -4,11 +4,11 @@ from __future__ import annotations
 from functools import lru_cache
 from types import ModuleType
 
-from lint.rules import input as input_rules
-from lint.rules import kubelet as kubelet_rules
-from lint.rules import numa as numa_rules
-from lint.rules import pods as pod_rules
-from lint.rules.base import Rule
+from numaguard.lint.rules import input as input_rules
+from numaguard.lint.rules import kubelet as kubelet_rules
+from numaguard.lint.rules import numa as numa_rules
+from numaguard.lint.rules import pods as pod_rules
+from numaguard.lint.rules.base import Rule
 
 RULE_MODULES: tuple[ModuleType, ...] = (input_rules, pod_rules, kubelet_rules, numa_rules)
 

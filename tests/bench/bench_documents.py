@@ -1,4 +1,4 @@
-"""Benchmark: lint.documents.load_text against yaml.load_all(CSafeLoader) on the same texts.
+"""Benchmark: numaguard.lint.load.documents.load_text against yaml.load_all(CSafeLoader) on the same texts.
 
 A script, not a test (pytest collects only test_*.py). Run:
     python tests/bench/bench_documents.py [--files 10000] [--repeat 3]
@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from lint.documents import load_text  # noqa: E402
+from numaguard.lint.load.documents import load_text  # noqa: E402
 
 POD = """\
 apiVersion: v1
@@ -128,7 +128,7 @@ def main() -> None:
     size = sum(map(len, texts)) / 1e6
     print(f"corpus: {len(texts)} files, {size:.1f} MB; libyaml: {yaml.__with_libyaml__}")
     print(f"yaml.load_all(CSafeLoader): {pyyaml:.3f} s")
-    print(f"lint.documents.load_text:   {ours:.3f} s")
+    print(f"numaguard.lint.load.documents.load_text:   {ours:.3f} s")
     print(f"ratio: {ours / pyyaml:.2f}")
 
 

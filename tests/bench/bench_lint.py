@@ -17,9 +17,9 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import write_corpus  # noqa: E402
 
-from lint.documents import load_paths  # noqa: E402
-from lint.engine import lint_documents  # noqa: E402
-from lint.report import writer_for  # noqa: E402
+from numaguard.lint.load.documents import load_paths  # noqa: E402
+from numaguard.lint.engine import lint_documents  # noqa: E402
+from numaguard.lint.report import writer_for  # noqa: E402
 
 
 def parse_only(paths: list[Path]) -> int:

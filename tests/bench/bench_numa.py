@@ -1,4 +1,4 @@
-"""Benchmark the kubelet admission simulator (lint.numa.admission).
+"""Benchmark the kubelet admission simulator (numaguard.lint.numa.admission).
 
     python tests/bench/bench_numa.py [--repeat 200] [--pods 1000]
 
@@ -16,8 +16,8 @@ import copy
 import statistics
 import time
 
-from lint.numa.admission import admit, build_state
-from lint.numa.node import load_node, load_node_file
+from numaguard.lint.numa.admission import admit, build_state
+from numaguard.lint.numa.node import load_node, load_node_file
 
 GiB = "Gi"
 

@@ -1,4 +1,4 @@
-"""The machine topologies of the kubelet's CPU Manager unit tests, as lint.numa Topology objects.
+"""The machine topologies of the kubelet's CPU Manager unit tests, as numaguard.lint.numa Topology objects.
 
 Origins (kubernetes/kubernetes, pkg/kubelet/cm/cpumanager/):
 * policy_test.go: topoSingleSocketHT, topoDualSocketHT, topoTripleSocketHT, topoDualSocketNoHT,
@@ -11,7 +11,7 @@ Core ids are the kubelet's (unique machine-wide); NUMA node memory is irrelevant
 """
 from __future__ import annotations
 
-from lint.numa.topology import CPU, NUMANode, Topology
+from numaguard.lint.numa.topology import CPU, NUMANode, Topology
 
 GIB = 1 << 30
 

@@ -1,5 +1,5 @@
-"""The kubelet's admission of pods on a node (lint.numa.admission) and node capacity
-(lint.numa.capacity), on the built-in dual-socket-ht profile: 2 NUMA nodes (one per socket)
+"""The kubelet's admission of pods on a node (numaguard.lint.numa.admission) and node capacity
+(numaguard.lint.numa.capacity), on the built-in dual-socket-ht profile: 2 NUMA nodes (one per socket)
 x 16 cores x 2 threads; CPU i and i+32 are siblings; CPUs 0 and 32 reserved; 128Gi per NUMA
 node of which 8Gi are 1Gi hugepages and 1Gi reservedMemory (119Gi pinnable)."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from conftest import FIXTURES
-from lint.numa.admission import (KubeletStartupError, NodeState, admit, build_state,
+from numaguard.lint.numa.admission import (KubeletStartupError, NodeState, admit, build_state,
                                  managed_containers)
-from lint.numa.capacity import pod_capacity
-from lint.numa.node import load_node_file
+from numaguard.lint.numa.capacity import pod_capacity
+from numaguard.lint.numa.node import load_node_file
 
 GiB = 2**30
 PODS = {d["metadata"]["name"]: d for d in
@@ -251,7 +251,7 @@ def test_classic_pod_scope_keeps_every_container_on_one_numa_node(node):
 
 
 def test_managed_containers_follow_kep_5526_eligibility():
-    from lint.pod_budget import PodAnalysis
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
     got = {c.name: (c.kind, c.cpus) for c in
            managed_containers(PodAnalysis(PODS["with-sidecar"]["spec"]), True)}
     assert got == {"migrate": ("init", 4), "proxy": ("sidecar", 2), "app": ("app", 4),
@@ -329,7 +329,7 @@ def test_capacity_leaves_the_given_state_alone(node):
 # cores on socket/NUMA 0), reserved CPU 0, an empty state, the Topology Manager's hint NUMA 0.
 
 def _dual_socket_ht_12():
-    from lint.numa.topology import CPU, NUMANode, Topology
+    from numaguard.lint.numa.topology import CPU, NUMANode, Topology
     cpus = tuple(CPU(id=i, core=i % 6, socket=(i % 6) % 2, numa=(i % 6) % 2) for i in range(12))
     return Topology(cpus=cpus, numa_nodes=(NUMANode(0, 64 * GiB), NUMANode(1, 64 * GiB)))
 
@@ -407,20 +407,20 @@ def test_kubelet_vector_empty_pod_shared_pool():
 # ------------------------------------------------------------------ the NUMA rules' edges
 
 def _pod_target(spec):
-    from lint.model import ObjectRef
-    from lint.rules.base import PodTarget
+    from numaguard.lint.model import ObjectRef
+    from numaguard.lint.rules.base import PodTarget
     return PodTarget(ref=ObjectRef("v1", "Pod", None, "p"), spec=spec, spec_path=("spec",),
                      annotations={}, metadata_path=("metadata",))
 
 
 def _ctx(node, kubelet_config=None):
-    from lint.rules.base import LintContext
+    from numaguard.lint.rules.base import LintContext
     return LintContext(node=node, kubelet_config=kubelet_config)
 
 
 def test_numa_rules_are_silent_without_a_kubelet_config(node):
     from dataclasses import replace
-    from lint.rules.numa import numa_no_fit, numa_stranded_capacity, smt_alignment
+    from numaguard.lint.rules.numa import numa_no_fit, numa_stranded_capacity, smt_alignment
     bare = replace(node, kubelet_config=None)
     target = _pod_target(PODS["wide"]["spec"])
     for rule in (numa_no_fit, numa_stranded_capacity, smt_alignment):
@@ -431,13 +431,13 @@ def test_numa_rules_are_silent_without_a_kubelet_config(node):
 
 def test_numa_rules_are_silent_when_the_kubelet_would_not_start(node):
     from dataclasses import replace
-    from lint.rules.numa import numa_no_fit
+    from numaguard.lint.rules.numa import numa_no_fit
     broken = replace(node, kubelet_config=config(node, reservedSystemCPUs=None))
     assert list(numa_no_fit.check(_pod_target(PODS["wide"]["spec"]), _ctx(broken))) == []
 
 
 def test_stranding_shortcut_for_pods_that_reach_max_pods_first():
-    from lint.rules.numa import _pods_limit_comes_first, numa_stranded_capacity
+    from numaguard.lint.rules.numa import _pods_limit_comes_first, numa_stranded_capacity
     eight = load_node_file("builtin:eight-numa")
     state = build_state(eight.topology, eight.kubelet_config)
     small = {"resources": {"requests": {"cpu": "2", "memory": "1Gi"},
@@ -452,7 +452,7 @@ def test_stranding_shortcut_for_pods_that_reach_max_pods_first():
 
 
 def test_numa_nodes_over_limit_needs_a_policy_other_than_none():
-    from lint.rules.numa import numa_nodes_over_limit
+    from numaguard.lint.rules.numa import numa_nodes_over_limit
     nine = load_node_file(FIXTURES / "rules" / "NG212" / "node-nine-numa.yaml")
     found = list(numa_nodes_over_limit.check({"topologyManagerPolicy": "best-effort"},
                                              _ctx(nine)))

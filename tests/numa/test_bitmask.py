@@ -5,7 +5,7 @@ Origin: kubernetes/kubernetes pkg/kubelet/cm/topologymanager/bitmask/bitmask_tes
 """
 import pytest
 
-from lint.numa.bitmask import (
+from numaguard.lint.numa.bitmask import (
     FULL_MASK, BitMaskError, and_masks, any_set, is_empty, is_equal, is_greater_than, is_less_than,
     is_narrower_than, is_set, iterate_bit_masks, mask_add, mask_bits, mask_count, mask_remove,
     mask_string, narrowness_key, new_mask, or_masks,

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lint.numa.capture import capture_node, node_profile_yaml
-from lint.numa.node import Node, NodeError, load_node, load_node_file, parse_node_text
+from numaguard.lint.numa.capture import capture_node, node_profile_yaml
+from numaguard.lint.numa.node import Node, NodeError, load_node, load_node_file, parse_node_text
 
 KiB = 1024
 GiB = 2**30

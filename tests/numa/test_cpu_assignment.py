@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 from kubelet_topologies import BY_NAME
 
-from lint.numa.cpu_assignment import (CPU_SORTING_PACKED, CPU_SORTING_SPREAD, CPUAccumulator,
+from numaguard.lint.numa.cpu_assignment import (CPU_SORTING_PACKED, CPU_SORTING_SPREAD, CPUAccumulator,
                                       CPUTopologyIndex, NotEnoughCPUsError, balance_score,
                                       take_by_topology, take_by_topology_numa_distributed,
                                       take_by_topology_numa_packed)
-from lint.numa.cpuset import format_cpuset, parse_cpuset
+from numaguard.lint.k8s.cpuset import format_cpuset, parse_cpuset
 
 
 def cs(text: str) -> frozenset[int]:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from kubelet_topologies import BY_NAME, HINTS_MACHINE
 
-from lint.numa.cpu_hints import (CPUHint, generate_cpu_topology_hints, guaranteed_cpus,
+from numaguard.lint.numa.cpu_hints import (CPUHint, generate_cpu_topology_hints, guaranteed_cpus,
                                  iterate_numa_masks, pod_guaranteed_cpus)
-from lint.numa.cpus import StaticPolicy
-from lint.numa.cpuset import parse_cpuset
+from numaguard.lint.numa.cpus import StaticPolicy
+from numaguard.lint.k8s.cpuset import parse_cpuset
 
 
 def mask(*numa: int) -> int:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pytest
 from kubelet_topologies import BY_NAME, QUAD_SOCKET_FOUR_WAY_HT
 
-from lint.numa.cpu_assignment import CPUManagerError, NotEnoughCPUsError
-from lint.numa.cpu_hints import CPUHint
-from lint.numa.cpus import (APP_CONTAINER, INIT_CONTAINER, SIDECAR_CONTAINER,
+from numaguard.lint.numa.cpu_assignment import CPUManagerError, NotEnoughCPUsError
+from numaguard.lint.numa.cpu_hints import CPUHint
+from numaguard.lint.numa.cpus import (APP_CONTAINER, INIT_CONTAINER, SIDECAR_CONTAINER,
                             CPUManagerConfigError, CPUManagerStateError, SMTAlignmentError,
                             StaticPolicy,
                             StaticPolicyOptions, reserved_cpu_count)
-from lint.numa.cpuset import parse_cpuset
+from numaguard.lint.k8s.cpuset import parse_cpuset
 
 
 def cs(text: str) -> frozenset[int]:

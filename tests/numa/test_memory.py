@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import pytest
 
-from lint.numa.bitmask import mask_of
-from lint.numa.memory import (
+from numaguard.lint.numa.bitmask import mask_of
+from numaguard.lint.numa.memory import (
     Block, MemoryManagerError, MemoryTable, NUMANodeState, StaticMemoryPolicy,
     check_system_reserved, default_machine_state, find_best_hint, hugepage_resource_name,
     is_guaranteed, pod_requests, reserved_memory_from_config,
 )
-from lint.numa.merge import BestEffortPolicy, NUMAInfo, RestrictedPolicy, TopologyHint
-from lint.numa.topology import CPU, NUMANode, Topology
+from numaguard.lint.numa.merge import BestEffortPolicy, NUMAInfo, RestrictedPolicy, TopologyHint
+from numaguard.lint.numa.topology import CPU, NUMANode, Topology
 
 MB = 1 << 20
 GB = 1 << 30
@@ -563,7 +563,7 @@ def test_pod_level_resources_are_skipped():
 # --- the incremental calculate_hints equals a literal transcription of calculateHints --------
 
 def _reference_hints(state, requested, reusable):
-    from lint.numa.bitmask import iterate_bit_masks, mask_bits
+    from numaguard.lint.numa.bitmask import iterate_bit_masks, mask_bits
     nodes = sorted(state)
     min_size = len(nodes)
     out = {}

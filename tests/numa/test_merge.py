@@ -24,15 +24,15 @@ import random
 
 import pytest
 
-from lint.numa.bitmask import mask_of
-from lint.numa.merge import (
+from numaguard.lint.numa.bitmask import mask_of
+from numaguard.lint.numa.merge import (
     BestEffortPolicy, HintMerger, NonePolicy, NUMAInfo, PolicyOptions, RestrictedPolicy,
     SingleNumaNodePolicy, TopologyAffinityError, TopologyHint, TopologyManagerError, admit,
     check_policy_option_available, filter_providers_hints, filter_single_numa_hints,
     max_of_min_affinity_counts, merge_permutation, new_policy, new_policy_options,
     new_topology_manager_policy,
 )
-from lint.numa.topology import CPU, NUMANode, Topology
+from numaguard.lint.numa.topology import CPU, NUMANode, Topology
 
 
 # --- notation ------------------------------------------------------------------------------

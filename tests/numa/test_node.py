@@ -9,11 +9,11 @@ import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
 
-from lint.numa.cpuset import parse_cpuset
-from lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, Node, NodeError,
+from numaguard.lint.k8s.cpuset import parse_cpuset
+from numaguard.lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, Node, NodeError,
                             check_kubelet_config_fits, generated_topology,
                             list_builtin_profiles, load_node, load_node_file, parse_node_text)
-from lint.quantity import parse_quantity
+from numaguard.lint.k8s.quantity import parse_quantity
 
 NODES = Path(__file__).resolve().parent.parent / "fixtures" / "nodes"
 GiB = 2**30

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from lint.numa.admission import NodeState, Placement, admit, pod_requests, pod_spec_of
+from numaguard.lint.numa.admission import NodeState, Placement, admit, pod_requests, pod_spec_of
 
 REPORT_VERSION = 1
 
@@ -33,7 +33,7 @@ def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
              kubelet_config: dict | None = None, capacity: bool = True) -> dict:
     """Admit `pods` ((ref, Pod or pod spec dict) pairs) in order on an empty `node`.
 
-    Raises lint.numa.admission.KubeletStartupError if the node's kubelet would not start.
+    Raises numaguard.lint.numa.admission.KubeletStartupError if the node's kubelet would not start.
     """
     state = NodeState.from_node(node, kubelet_config)
     entries = []
@@ -71,7 +71,7 @@ def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
                     "rejected": sum(1 for e in entries if not e["admitted"])},
     }
     if capacity:
-        from lint.numa.capacity import pod_capacity
+        from numaguard.lint.numa.capacity import pod_capacity
         report["capacity"] = [{"object": obj, **pod_capacity(state, pod).as_dict()}
                               for obj, pod in distinct.values()]
     return report
@@ -87,8 +87,8 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
                 free_cpus: Mapping[int, int], free_memory: Mapping[int, Mapping[str, int]]) -> str:
     """One concrete change that would let the pod in, from the rejection and the node's
     per-NUMA free resources before the attempt."""
-    from lint.numa.capacity import pod_capacity
-    from lint.pod_budget import PodAnalysis
+    from numaguard.lint.numa.capacity import pod_capacity
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
 
     reason = placement.reason or ""
     spec = pod_spec_of(pod)
@@ -135,7 +135,7 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
 
 
 def _empty_state(state: NodeState) -> NodeState:
-    from lint.numa.admission import build_state
+    from numaguard.lint.numa.admission import build_state
     return build_state(state.topology, state.kubelet_config, name=state.name)
 
 
@@ -144,7 +144,7 @@ def _empty_state(state: NodeState) -> NodeState:
 def render_text(report: dict, node: Any) -> str:
     """The report as text: the node drawn after each pod (reserved, taken by earlier pods,
     this pod's exclusive CPUs and its pod shared pool), each rejection with its fix."""
-    from lint.numa.draw import draw_node
+    from numaguard.lint.numa.draw import draw_node
 
     topo = node.topology
     head = report["node"]
@@ -205,14 +205,14 @@ def render_text(report: dict, node: Any) -> str:
 
 
 def _ids(ids: Iterable[int]) -> str:
-    from lint.numa.cpuset import format_cpuset
+    from numaguard.lint.k8s.cpuset import format_cpuset
     return format_cpuset(ids)
 
 
 def format_memory(value: int) -> str:
     """Bytes for people: exact quantities as written in manifests, else GiB to one decimal."""
     from decimal import Decimal
-    from lint.quantity import format_bytes
+    from numaguard.lint.k8s.quantity import format_bytes
     if value % (1 << 20) == 0:
         return format_bytes(Decimal(value))
     return f"{value / 2**30:.1f}Gi"

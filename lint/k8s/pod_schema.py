@@ -4,15 +4,15 @@ The API server rejects a pod whose fields have the wrong types before anything e
 it; `pod_schema_violations` reports those errors for the fields numaguard reads (container
 lists and containers, resource requirements and quantities, the scheduling fields). It is
 deliberately hand-written rather than a JSON Schema: it runs for every pod and must stay cheap.
-When it returns nothing, the model in `lint.resources` and `lint.pod_budget` can trust the
-spec's shape. Also importable from `lint.resources`.
+When it returns nothing, the model in `numaguard.lint.k8s.resources` and `numaguard.lint.k8s.pod_budget` can trust the
+spec's shape. Also importable from `numaguard.lint.k8s.resources`.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from lint.model import Path, Violation
-from lint.quantity import parse_quantity
+from numaguard.lint.model import Path, Violation
+from numaguard.lint.k8s.quantity import parse_quantity
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _STRING_FIELDS = ("name", "image", "restartPolicy", "imagePullPolicy")

@@ -11,7 +11,7 @@ Behaviour copied from `k8s.io/utils/cpuset` (`Parse`, `CPUSet.String`):
 * formatting is canonical: ascending, maximal runs of consecutive ids written "a-b", single ids
   written alone, joined by "," (so "0-2,5" and never "0,1,2,5").
 
-CPU sets are plain `frozenset[int]` everywhere in lint/numa.
+CPU sets are plain `frozenset[int]` everywhere in numaguard (the kubelet checks and the simulator).
 """
 from __future__ import annotations
 

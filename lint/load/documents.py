@@ -25,8 +25,8 @@ Deliberate differences from PyYAML:
 Where things are: this module is the public face (Document, LoadError, load_text, load_paths,
 position_of, expand_lists) and turns a text's stream of documents into Documents and
 LoadErrors. Building one document's values (PosDict, PosList, the node and event paths, the
-alias guard) is in `lint.yaml_build`; `# numaguard: ignore` comments in
-`lint.ignore_comments`; choosing files (directory walks, `--exclude`) in `lint.files`.
+alias guard) is in `numaguard.lint.load.yaml_build`; `# numaguard: ignore` comments in
+`numaguard.lint.load.ignore_comments`; choosing files (directory walks, `--exclude`) in `numaguard.lint.load.files`.
 """
 from __future__ import annotations
 
@@ -38,9 +38,9 @@ from typing import Any, Iterable, Iterator
 import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
-from lint.files import STDIN_ARGUMENT, input_files
-from lint.ignore_comments import assign_ignores
-from lint.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder, NodeBuilder, PosDict,
+from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
+from numaguard.lint.load.ignore_comments import assign_ignores
+from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder, NodeBuilder, PosDict,
                              PosList, expanded_size, is_sequence, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
@@ -51,7 +51,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _loader_class() -> type:
-    """The class to parse with: `_Loader` with the quick resolver (see lint.yaml_build)."""
+    """The class to parse with: `_Loader` with the quick resolver (see numaguard.lint.load.yaml_build)."""
     return quick_loader_class(_Loader)
 
 
@@ -116,7 +116,7 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
                ) -> tuple[list[Document], list[int], list[LoadError], bool]:
     """Documents, their 0-based start lines, errors, and whether parsing itself failed.
 
-    `roots`, when given, collects every document's node graph (see `lint.ignore_comments`).
+    `roots`, when given, collects every document's node graph (see `numaguard.lint.load.ignore_comments`).
     """
     if roots is None and not json_numbers and looks_plain(text):
         loaded = _load_events(text, source)
@@ -186,7 +186,7 @@ def _keep(data: Any, position: int, where: tuple[int, int], source: str,
 
 
 def _load_events(text: str, source: str) -> tuple[list[Document], list[int], list[LoadError]] | None:
-    """The fast path of `_load_yaml` for plain YAML (see `lint.yaml_build.EventBuilder`); None
+    """The fast path of `_load_yaml` for plain YAML (see `numaguard.lint.load.yaml_build.EventBuilder`); None
     when the text needs the node path: anything unusual, and any error, so that errors are
     reported by one path only."""
     loader_class = _loader_class()

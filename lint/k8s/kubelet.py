@@ -1,7 +1,7 @@
 """The KubeletConfiguration as the kubelet reads it: gates, manager policies, options, reservations.
 
 Plain dict in (`kubelet.config.k8s.io/v1beta1` KubeletConfiguration, parsed YAML), values out.
-The NG2xx rules (`lint.rules.kubelet`) and the NUMA simulator both build on this module, so
+The NG2xx rules (`numaguard.lint.rules.kubelet`) and the NUMA simulator both build on this module, so
 every function answers one question the kubelet answers at startup, with the kubelet's default
 when a field is absent. Sources (1.37 development, July 2026):
 
@@ -14,10 +14,10 @@ when a field is absent. Sources (1.37 development, July 2026):
 
 Two neighbours hold the rest of the kubelet model:
 
-* `lint.kubelet_gates`: the feature gates (`GATE_TABLE`, dependencies, removed and unconfirmed
+* `numaguard.lint.k8s.kubelet_gates`: the feature gates (`GATE_TABLE`, dependencies, removed and unconfirmed
   gates, `effective_gates`, `dependency_violations`, `gate_status`, ...), whose names are
   also importable from here because the rules read gates and policies side by side;
-* `lint.kubelet_schema`: `kubelet_schema_violations`, the NG002 check of the document's shape.
+* `numaguard.lint.k8s.kubelet_schema`: `kubelet_schema_violations`, the NG002 check of the document's shape.
 """
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from lint.kubelet_gates import (  # noqa: F401  (re-exported)
+from numaguard.lint.k8s.kubelet_gates import (  # noqa: F401  (re-exported)
     GATE_DEPENDENCIES, GATE_TABLE, REMOVED_GATES, UNCONFIRMED_GATES, GateSpec, Version,
     dependency_violations, effective_gates, explicit_gates, gate_enabled, gate_spec, gate_status,
     go_list, known_gate_names, locked_gates, table_version,
 )
-from lint.model import Path
-from lint.numa.cpuset import CPUSetError, format_cpuset, parse_cpuset
-from lint.quantity import format_bytes, parse_quantity
+from numaguard.lint.model import Path
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 
 # ---------------------------------------------------------------------------------------------
 # policies (defaults from defaults.go; values are case-sensitive)

@@ -10,10 +10,10 @@ in the pod's shared pool. This module says, in the order a reader needs it:
 * the admission checks the managers run on those slices, and the `Rejection` they predict;
 * the budget itself (`PodBudget`, `pod_scope_budget`) and the classic totals without
   pod-level resources (`pod_exclusive_totals`);
-* `PodAnalysis`, the per-pod cache of this and of the semantics in `lint.resources` that the
+* `PodAnalysis`, the per-pod cache of this and of the semantics in `numaguard.lint.k8s.resources` that the
   pod rules and the NUMA simulator share.
 
-It builds on `lint.resources` (container lists, pod-level defaulting, QoS); every public name
+It builds on `numaguard.lint.k8s.resources` (container lists, pod-level defaulting, QoS); every public name
 here is also importable from there. Like the rest of the model it takes the raw pod spec and
 never raises on malformed input.
 """
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-# The underscored helpers are lint.resources' internals, shared with this module only.
-from lint.resources import (
+# The underscored helpers are numaguard.lint.k8s.resources' internals, shared with this module only.
+from numaguard.lint.k8s.resources import (
     CPU, MEMORY, QOS_RESOURCES, ContainerKind, ContainerRef, PodLevelResources, QoS,
     ResourceList, _add, _aggregate, _as_map, _max, _pod_level, _qos, computed_once,
     container_limits, container_requests, format_quantity, is_hugepages, iter_containers,
@@ -308,7 +308,7 @@ def pod_exclusive_totals(spec: Any) -> tuple[int, ResourceList]:
 # --------------------------------------------------------------------------- one pod, analysed once
 
 class PodAnalysis:
-    """The model of `lint.resources` and this module for one pod spec, each part computed
+    """The model of `numaguard.lint.k8s.resources` and this module for one pod spec, each part computed
     once on first use.
 
     The pod rules ask many questions of the same pod; this parses its containers once and

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from lint.numa.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 
 
 # cpuset_test.go TestParse (positive cases)

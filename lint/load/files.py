@@ -1,6 +1,6 @@
 """Which files a lint run reads: walking directories and applying `--exclude` globs.
 
-`lint.documents.load_paths` reads and parses what `input_files` names; the choice of files
+`numaguard.lint.load.documents.load_paths` reads and parses what `input_files` names; the choice of files
 lives here so that loading YAML and walking the file system can be read (and changed)
 separately. The glob dialect is a small one of our own, close to .gitignore: `**` crosses
 directories, `*` and `?` stay within one name, and a pattern without `/` matches a file or

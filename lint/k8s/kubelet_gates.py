@@ -4,9 +4,9 @@ are locked, which depend on others, and what a KubeletConfiguration's `featureGa
 Plain dict in (the KubeletConfiguration document), values out. Sources (1.37 development,
 July 2026): `kubernetes/kubernetes` `pkg/features/kube_features.go` @45b76a3 (versioned specs and
 the dependency map), errors from `kubernetes/component-base` `featuregate/feature_gate.go`.
-The full list of gate names and locked gates is data, `lint/kubelet_gates.json` (package data);
+The full list of gate names and locked gates is data, `lint/k8s/kubelet_gates.json` (package data);
 the gates that matter to pod-level resource managers are spelled out in `GATE_TABLE` below.
-Everything here is also importable from `lint.kubelet`.
+Everything here is also importable from `numaguard.lint.k8s.kubelet`.
 """
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def gate_spec(name: str, version: Version) -> GateSpec | None:
 
 @lru_cache(maxsize=1)
 def _gate_catalogue() -> dict[str, Any]:
-    text = resources.files("lint").joinpath("kubelet_gates.json").read_text(encoding="utf-8")
+    text = resources.files("numaguard.lint.k8s").joinpath("kubelet_gates.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -1,4 +1,4 @@
-"""Click commands for the NUMA simulator, attached by `lint.cli` to the main group:
+"""Click commands for the NUMA simulator, attached by `numaguard.lint.cli.main` to the main group:
 
     numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
     numaguard node capture [--sysfs ROOT]
@@ -23,8 +23,8 @@ def _load_pods(paths: tuple[str, ...]) -> list:
 
     A broken file or document is reported on stderr and skipped; the other pods still play
     out (the order of the rest is kept)."""
-    from lint.documents import expand_lists, load_paths
-    from lint.objects import classify
+    from numaguard.lint.load.documents import expand_lists, load_paths
+    from numaguard.lint.objects import classify
 
     pods = []
     try:
@@ -51,8 +51,8 @@ def _load_pods(paths: tuple[str, ...]) -> list:
 def _load_kubelet_config(path: str | None) -> dict | None:
     if path is None:
         return None
-    from lint.documents import load_paths
-    from lint.objects import classify
+    from numaguard.lint.load.documents import load_paths
+    from numaguard.lint.objects import classify
 
     try:
         loaded = list(load_paths([path]))
@@ -78,9 +78,9 @@ def _load_kubelet_config(path: str | None) -> dict | None:
 @click.argument("pod_files", nargs=-1, required=True)
 def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
     """Admit the pods in POD_FILE... one after another on one node, as its kubelet would."""
-    from lint.numa.admission import KubeletStartupError
-    from lint.numa.node import NodeError, load_node_file
-    from lint.simulate import render_text, simulate as run
+    from numaguard.lint.numa.admission import KubeletStartupError
+    from numaguard.lint.numa.node import NodeError, load_node_file
+    from numaguard.lint.numa.simulate import render_text, simulate as run
 
     try:
         node = load_node_file(node_path)
@@ -111,8 +111,8 @@ def node() -> None:
               help="Root of the sysfs tree to read (for a copy taken from another machine).")
 def capture(sysfs_root) -> None:
     """Describe this machine (CPUs, NUMA nodes, memory, hugepages) as a NodeProfile."""
-    from lint.numa.capture import capture_node, node_profile_yaml
-    from lint.numa.node import NodeError
+    from numaguard.lint.numa.capture import capture_node, node_profile_yaml
+    from numaguard.lint.numa.node import NodeError
 
     try:
         profile = capture_node(sysfs_root)

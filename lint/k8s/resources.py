@@ -12,10 +12,10 @@ start), so containers are walked in the order they are declared.
 
 Two neighbours complete the pod resource model:
 
-* `lint.pod_budget` builds on this module: the KEP-5526 pod-scope budget (which containers get
+* `numaguard.lint.k8s.pod_budget` builds on this module: the KEP-5526 pod-scope budget (which containers get
   exclusive slices, the kubelet's rejection checks, `PodBudget`) and `PodAnalysis`, the per-pod
   cache of all of it;
-* `lint.pod_schema`: `pod_schema_violations`, the NG002 type checks of a pod spec.
+* `numaguard.lint.k8s.pod_schema`: `pod_schema_violations`, the NG002 type checks of a pod spec.
 """
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from decimal import Decimal
 from functools import partial
 from typing import Any, Callable, Iterator, Literal
 
-from lint.model import Path
-from lint.quantity import format_bytes, format_cpu, parse_quantity
+from numaguard.lint.model import Path
+from numaguard.lint.k8s.quantity import format_bytes, format_cpu, parse_quantity
 
 ResourceList = dict[str, Decimal]
 

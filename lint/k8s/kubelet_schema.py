@@ -1,7 +1,7 @@
 """NG002 for a KubeletConfiguration: does the kubelet manage to decode the file at all?
 
 `kubelet_schema_violations` checks the document against the JSON Schema of
-`kubelet.config.k8s.io/v1beta1` (`lint/schemas/kubelet-config.json`, package data, one property
+`kubelet.config.k8s.io/v1beta1` (`lint/k8s/kubelet-config.schema.json`, package data, one property
 per field of `kubernetes/kubelet` `config/v1beta1/types.go`): wrong types, which make the
 kubelet fail to decode the file, and unknown fields, which it ignores. It adds the quantities the kubelet would
 refuse to parse (kubeReserved/systemReserved, evictionHard, reservedMemory). jsonschema is slow
@@ -15,9 +15,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterator
 
-from lint.kubelet import RESERVABLE_RESOURCES, parse_eviction_value
-from lint.model import Violation
-from lint.quantity import parse_quantity
+from numaguard.lint.k8s.kubelet import RESERVABLE_RESOURCES, parse_eviction_value
+from numaguard.lint.model import Violation
+from numaguard.lint.k8s.quantity import parse_quantity
 
 _STRING_MAPS = {"cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "kubeReserved",
                 "systemReserved", "evictionHard", "evictionSoft", "evictionSoftGracePeriod",
@@ -28,7 +28,7 @@ _STRING_MAPS = {"cpuManagerPolicyOptions", "topologyManagerPolicyOptions", "kube
 def _schema_validator():
     import jsonschema          # slow to import; only when a KubeletConfiguration is linted
 
-    text = resources.files("lint").joinpath("schemas/kubelet-config.json").read_text(encoding="utf-8")
+    text = resources.files("numaguard.lint.k8s").joinpath("kubelet-config.schema.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     validator_class = jsonschema.validators.validator_for(schema)
     return validator_class(schema)

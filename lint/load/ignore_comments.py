@@ -1,10 +1,10 @@
 """`# numaguard: ignore NG206, NG207` comments: which document each one applies to.
 
 A lint user silences rules for one document by writing such a comment in it (or above it,
-before its `---`). Comments are gone once PyYAML has parsed the text, so `lint.documents`
+before its `---`). Comments are gone once PyYAML has parsed the text, so `numaguard.lint.load.documents`
 finds them in the raw text here and hands each `Document` the rule ids of the text segment it
 starts in. It needs the documents' node graphs only to skip comment-like lines that are really
-inside multi-line strings. Kept apart from `lint.documents` because it is about the text around
+inside multi-line strings. Kept apart from `numaguard.lint.load.documents` because it is about the text around
 the YAML, not the YAML itself.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from yaml.nodes import MappingNode, ScalarNode
 
-if TYPE_CHECKING:                         # lint.documents imports this module
-    from lint.documents import Document
+if TYPE_CHECKING:                         # numaguard.lint.load.documents imports this module
+    from numaguard.lint.load.documents import Document
 
 
 # A document marker: `---` at column 0 followed by a blank or the end of the line. libyaml

@@ -1,11 +1,11 @@
 """Build Python values from PyYAML's parse, keeping the position of every field.
 
-PyYAML's own constructor throws positions away, so `lint.documents` parses with PyYAML
+PyYAML's own constructor throws positions away, so `numaguard.lint.load.documents` parses with PyYAML
 (libyaml when present) and builds the values with the machinery here:
 
 - `PosDict` / `PosList`: the dicts and lists it builds, carrying `.marks` (1-based line and
   column of every value).
-- the resolver shortcut (`quick_loader_class`): the loader classes `lint.documents` parses
+- the resolver shortcut (`quick_loader_class`): the loader classes `numaguard.lint.load.documents` parses
   with, minus most of PyYAML's per-node tag-resolution overhead.
 - the node path (`NodeBuilder`): builds one document from the node graph PyYAML composes;
   handles anchors, aliases, tags and merge keys. `expanded_size` is the billion-laughs
@@ -15,8 +15,8 @@ PyYAML's own constructor throws positions away, so `lint.documents` parses with 
 
 Both paths give the same values and the same `.marks`; scalars are resolved as
 `yaml.safe_load` resolves them. This module only turns one parsed document into values: the
-stream of documents, errors and ignore comments are `lint.documents`' business. It exists
-apart so that `lint.documents` reads as "text in, Documents and LoadErrors out".
+stream of documents, errors and ignore comments are `numaguard.lint.load.documents`' business. It exists
+apart so that `numaguard.lint.load.documents` reads as "text in, Documents and LoadErrors out".
 """
 from __future__ import annotations
 
@@ -110,8 +110,8 @@ class _QuickResolver:
         return _MAP
 
 
-# One quick class per loader `lint.documents` may parse with: libyaml's when PyYAML has it,
-# and the pure-Python one (what `lint.documents._Loader` falls back to, or is set to).
+# One quick class per loader `numaguard.lint.load.documents` may parse with: libyaml's when PyYAML has it,
+# and the pure-Python one (what `numaguard.lint.load.documents._Loader` falls back to, or is set to).
 QUICK_LOADERS = {base: type(f"Quick{base.__name__}", (_QuickResolver, base), {})
                  for base in {yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader)}}
 
@@ -132,7 +132,7 @@ _construct_float = yaml.constructor.SafeConstructor.construct_yaml_float
 
 
 def is_sequence(node: Any) -> bool:
-    """Whether a document's root node is a plain list (which `lint.documents` refuses
+    """Whether a document's root node is a plain list (which `numaguard.lint.load.documents` refuses
     without building it)."""
     return node.__class__ is SequenceNode and node.tag == _SEQ
 
@@ -349,7 +349,7 @@ class EventBuilder:
     graph first (and resolving every scalar's tag through a callback from the parser) is work
     thrown away: this builder consumes the events and resolves plain scalars itself, giving
     exactly what `NodeBuilder` gives (same values, same `.marks`). It raises `_Unsupported` on
-    anything else (an alias, a collection or `<<`/`=` as a key), and `lint.documents` then
+    anything else (an alias, a collection or `<<`/`=` as a key), and `numaguard.lint.load.documents` then
     loads the file by the node path; it sends text holding `&` (anchors) or `!` (tags) there
     directly, so events here never carry an anchor or an explicit tag. No node graph also means
     no document-sized burst of short-lived objects, each of which brings the cyclic GC's next

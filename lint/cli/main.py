@@ -47,17 +47,17 @@ def main() -> None:
 def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
-    from lint.config import ConfigError, find_config_file, load_config_file, parse_version
-    from lint.documents import load_paths
-    from lint.engine import Selection, lint_documents
-    from lint.report import writer_for
-    from lint.rules.registry import rules_by_id
+    from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
+    from numaguard.lint.load.documents import load_paths
+    from numaguard.lint.engine import Selection, lint_documents
+    from numaguard.lint.report import writer_for
+    from numaguard.lint.rules.registry import rules_by_id
 
     try:
         found = config_path or find_config_file()
         config = load_config_file(found) if found else None
         if config is None:
-            from lint.config import Config
+            from numaguard.lint.config import Config
             config = Config()
         if kubernetes_version:
             from dataclasses import replace
@@ -109,7 +109,7 @@ def _load_node(node_path: str | None, config):
 
     if not node_path and not config.node:
         return None
-    from lint.numa.node import NodeError, load_node_file
+    from numaguard.lint.numa.node import NodeError, load_node_file
 
     path = node_path or config.node
     if not node_path and not path.startswith("builtin:") and not os.path.isabs(path):
@@ -126,13 +126,13 @@ def _load_node(node_path: str | None, config):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
 def rules(fmt: str) -> None:
     """List every rule with its severity, rationale and fix."""
-    from lint.rules.docs import render_rules
+    from numaguard.lint.rules.docs import render_rules
 
     click.echo(render_rules(fmt), nl=False)
 
 
 def _attach_numa_commands() -> None:
-    from lint.cli_numa import node, simulate
+    from numaguard.lint.cli.numa import node, simulate
 
     main.add_command(simulate)
     main.add_command(node)
