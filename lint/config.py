@@ -9,8 +9,7 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
-from numaguard.lint.model import Severity
-from numaguard.lint.rules.base import LintContext, PoolSettings
+from numaguard.lint.model import PoolSettings, Severity
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
 
@@ -30,10 +29,6 @@ class Config:
     fail_on: str = "error"
     webhook_mode: str = "enforce"
     base_dir: str = "."                          # where relative paths in the file resolve
-
-    def context(self, node: Any = None, kubelet_config: Any = None) -> LintContext:
-        return LintContext(kubernetes_version=self.kubernetes_version, scope_all=self.scope_all,
-                           pool=self.pool, node=node, kubelet_config=kubelet_config)
 
 
 def parse_version(text: str) -> tuple[int, int]:

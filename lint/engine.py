@@ -55,7 +55,7 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
     """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
     config = config or Config()
     selection = selection or Selection(severities=config.severities)
-    ctx = config.context(node=node, kubelet_config=getattr(node, "kubelet_config", None))
+    ctx = rule_context(config, node)
     run = _Run(ctx, selection)
     for error in load_errors:
         run.add_load_error(error)
@@ -66,6 +66,12 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
             run.lint_one(item, prefix)
     run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
     return LintResult(run.findings, run.summary)
+
+
+def rule_context(config: Config, node: Any = None) -> LintContext:
+    """What every check may consult besides its subject, built from the config and the node."""
+    return LintContext(kubernetes_version=config.kubernetes_version, scope_all=config.scope_all,
+                       pool=config.pool, node=node, kubelet_config=getattr(node, "kubelet_config", None))
 
 
 class _Run:

@@ -97,3 +97,11 @@ class Summary:
     def as_dict(self) -> dict[str, int]:
         return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
                 "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """How the managed node pool is recognised (from the config file)."""
+
+    node_labels: dict[str, str] = field(default_factory=dict)
+    taint: dict[str, str] | None = None       # {key, value, effect}

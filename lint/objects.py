@@ -7,10 +7,10 @@ and point into the template (`spec.template.spec...`). CronJob nests a Job templ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from numaguard.lint.model import ObjectRef, Path
-from numaguard.lint.rules.base import PodTarget
 
 # kind -> path from the document root to the pod template (metadata + spec), () for a Pod.
 POD_TEMPLATE_PATHS: dict[str, Path] = {
@@ -24,6 +24,31 @@ POD_TEMPLATE_PATHS: dict[str, Path] = {
     "ReplicationController": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
+
+@dataclass(frozen=True)
+class PodTarget:
+    """A pod, or the pod template inside a workload, as the pod rules see it.
+
+    `spec` is the raw pod spec dict; `spec_path` is where it sits in its document (e.g.
+    ("spec", "template", "spec") in a Deployment), so violations can be given relative to the
+    pod spec and still point at the right line. `annotations` are the pod's own (the template's),
+    with the workload's merged under them, because suppressions on a workload cover its template.
+    """
+
+    ref: ObjectRef
+    spec: dict
+    spec_path: Path
+    annotations: dict[str, str]
+    metadata_path: Path
+
+    @cached_property
+    def analysis(self) -> Any:
+        """The pod's resource semantics (`numaguard.lint.k8s.pod_budget.PodAnalysis`), computed once per pod
+        however many rules ask."""
+        from numaguard.lint.k8s.pod_budget import PodAnalysis
+
+        return PodAnalysis(self.spec)
+
 
 KUBELET_CONFIG_GROUP = "kubelet.config.k8s.io/"
 KUBELET_CONFIG_KIND = "KubeletConfiguration"

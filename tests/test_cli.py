@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_cli
+from conftest import REPO, run_cli
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")

@@ -4,7 +4,6 @@ random documents, both paths must give the same data, the same positions and the
 document boundaries."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import yaml
 from hypothesis import given, settings

@@ -4,7 +4,6 @@ valid manifests with one subtree replaced by random junk."""
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 
 import yaml
 from hypothesis import HealthCheck, given, settings

@@ -9,11 +9,14 @@ import pytest
 import yaml
 
 from numaguard.lint.config import config_from_dict
+from numaguard.lint.engine import rule_context
 from numaguard.lint.model import ObjectRef, Severity
 from numaguard.lint.objects import classify
 from numaguard.lint.k8s.pod_schema import pod_schema_violations
 from numaguard.lint.rules import pods
-from numaguard.lint.rules.base import LintContext, PodTarget, PoolSettings, Rule
+from numaguard.lint.model import PoolSettings
+from numaguard.lint.objects import PodTarget
+from numaguard.lint.rules.base import LintContext, Rule
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rules"
 MARKER = "# numaguard-test-config:"
@@ -77,7 +80,7 @@ def _fixture_cases():
 def _lint_fixture(path: Path) -> set[str]:
     text = path.read_text()
     settings = yaml.safe_load(text.splitlines()[0][len(MARKER):]) if text.startswith(MARKER) else {}
-    ctx = config_from_dict(settings or {}).context()
+    ctx = rule_context(config_from_dict(settings or {}))
     found: set[str] = set()
     for doc in yaml.safe_load_all(text):
         c = classify(doc)

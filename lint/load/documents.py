@@ -39,7 +39,7 @@ import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
 from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
-from numaguard.lint.load.ignore_comments import assign_ignores
+from numaguard.lint.load.ignore_comments import ignores_by_document
 from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder, NodeBuilder, PosDict,
                              PosList, expanded_size, is_sequence, quick_loader_class)
 
@@ -102,7 +102,8 @@ def load_text(text: str | bytes, source: str) -> tuple[list[Document], list[Load
         if fallback is not None:
             return fallback, []
     if documents and roots is not None:
-        assign_ignores(text, documents, starts, roots)
+        for document, ignores in zip(documents, ignores_by_document(text, starts, roots)):
+            document.ignores = ignores
     return documents, errors
 
 

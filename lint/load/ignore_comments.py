@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
 from yaml.nodes import MappingNode, ScalarNode
-
-if TYPE_CHECKING:                         # numaguard.lint.load.documents imports this module
-    from numaguard.lint.load.documents import Document
 
 
 # A document marker: `---` at column 0 followed by a blank or the end of the line. libyaml
@@ -27,8 +24,8 @@ _RULE_ID = re.compile(r"[A-Za-z]+[0-9]+")
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
 
 
-def assign_ignores(text: str, documents: list[Document], starts: list[int], roots: list[Any]) -> None:
-    """Give each document the ignore comments of the text segment it starts in.
+def ignores_by_document(text: str, starts: list[int], roots: list[Any]) -> list[frozenset[str]]:
+    """The ignore comments of the text segment each document starts in, one set per document.
 
     Segments are the stretches between `---` lines (libyaml ends every scalar at such a line,
     so they are exact). Comments in a segment holding no document (a header above the first
@@ -38,15 +35,17 @@ def assign_ignores(text: str, documents: list[Document], starts: list[int], root
     """
     markers, by_segment = _ignores_by_segment(text, roots)
     if not by_segment:
-        return
+        return [frozenset()] * len(starts)
+    found = []
     previous = -1
-    for document, start in zip(documents, starts):
+    for start in starts:
         segment = bisect.bisect_right(markers, start)
         ids: set[str] = set()
         for covered in range(previous + 1, segment + 1):
             ids |= by_segment.get(covered, set())
         previous = segment
-        document.ignores = frozenset(ids)
+        found.append(frozenset(ids))
+    return found
 
 
 def _ignores_by_segment(text: str, roots: list[Any]) -> tuple[list[int], dict[int, set[str]]]:

@@ -11,8 +11,8 @@ has into the same `Node`:
   `pkg/apis/topology/v1alpha2/types.go`).
 
 They live apart from `numaguard.lint.numa.node` because each is a format of its own with its own
-assumptions. `numaguard.lint.numa.node` picks the reader (`parse_node_text`, `_from_documents`) and
-imports this module inside those functions, since this module builds on its topology builders.
+assumptions; `numaguard.lint.numa.node` picks the reader (`parse_node_text`, `_from_documents`).
+Both build on `numaguard.lint.numa.node_topology`.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from numaguard.lint.numa.node import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, MAX_CPUS, MAX_NUMA_NODES,
+from numaguard.lint.numa.node_topology import (DEFAULT_ASSUMED_MEMORY_PER_NUMA_NODE, MAX_CPUS, MAX_NUMA_NODES,
                             REMOTE_DISTANCE, SAME_SOCKET_DISTANCE, Node, build_topology,
                             default_distances, explicit_topology, format_cpu_list)
 from numaguard.lint.numa.node_fields import (HUGEPAGES_PREFIX, as_bytes, default_name, expect_keys, fail,

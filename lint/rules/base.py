@@ -7,11 +7,10 @@ generated from these fields, never written twice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Literal
 
-from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
 # document; "input": emitted by the loader and schema checks, not by a check function.
@@ -49,14 +48,6 @@ def rule(*, id: str, name: str, severity: str, title: str, rationale: str, remed
 
 
 @dataclass(frozen=True)
-class PoolSettings:
-    """How the managed node pool is recognised (from the config file)."""
-
-    node_labels: dict[str, str] = field(default_factory=dict)
-    taint: dict[str, str] | None = None       # {key, value, effect}
-
-
-@dataclass(frozen=True)
 class LintContext:
     """Everything a check may consult besides its subject. Immutable; built once per run."""
 
@@ -65,28 +56,3 @@ class LintContext:
     pool: PoolSettings = PoolSettings()
     node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
-
-
-@dataclass(frozen=True)
-class PodTarget:
-    """A pod, or the pod template inside a workload, as the pod rules see it.
-
-    `spec` is the raw pod spec dict; `spec_path` is where it sits in its document (e.g.
-    ("spec", "template", "spec") in a Deployment), so violations can be given relative to the
-    pod spec and still point at the right line. `annotations` are the pod's own (the template's),
-    with the workload's merged under them, because suppressions on a workload cover its template.
-    """
-
-    ref: ObjectRef
-    spec: dict
-    spec_path: Path
-    annotations: dict[str, str]
-    metadata_path: Path
-
-    @cached_property
-    def analysis(self) -> Any:
-        """The pod's resource semantics (`numaguard.lint.k8s.pod_budget.PodAnalysis`), computed once per pod
-        however many rules ask."""
-        from numaguard.lint.k8s.pod_budget import PodAnalysis
-
-        return PodAnalysis(self.spec)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from numaguard.lint.model import Path, Violation
-from numaguard.lint.rules.base import LintContext, PodTarget, rule
+from numaguard.lint.objects import PodTarget
+from numaguard.lint.rules.base import LintContext, rule
 
 
 # --------------------------------------------------------------------------- helpers

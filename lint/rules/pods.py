@@ -19,7 +19,8 @@ from numaguard.lint.k8s.pod_budget import (
     ContainerPlacement, PodAnalysis, PodBudget, is_integral_cpu,
 )
 from numaguard.lint.k8s.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
-from numaguard.lint.rules.base import LintContext, PodTarget, rule
+from numaguard.lint.objects import PodTarget
+from numaguard.lint.rules.base import LintContext, rule
 
 SCOPE_ANNOTATION = "numaguard.io/scope"
 

@@ -408,7 +408,7 @@ def test_kubelet_vector_empty_pod_shared_pool():
 
 def _pod_target(spec):
     from numaguard.lint.model import ObjectRef
-    from numaguard.lint.rules.base import PodTarget
+    from numaguard.lint.objects import PodTarget
     return PodTarget(ref=ObjectRef("v1", "Pod", None, "p"), spec=spec, spec_path=("spec",),
                      annotations={}, metadata_path=("metadata",))
 
