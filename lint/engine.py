@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from numaguard.lint.config import Config
+from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
 from numaguard.lint.objects import classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
@@ -62,10 +63,38 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
     for i, doc in enumerate(documents):
         if not isinstance(doc, Document):
             doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+        reason = doc.skip or skip_reason(doc.data)
+        if reason is not None:
+            run.summary.skip(reason)
+            run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+            continue
         for item, prefix in expand_lists(doc):
             run.lint_one(item, prefix)
     run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
     return LintResult(run.findings, run.summary)
+
+
+_KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+
+
+def skip_reason(data: Any) -> str | None:
+    """Why a document is not a Kubernetes object numaguard should judge, or None.
+
+    A list (Ansible tasks, a JSON 6902 patch), a mapping without `kind` (Helm values, CI and
+    documentation configs) or a kustomize file is not an object at all; a `$patch: delete`
+    document is a partial object (a strategic-merge patch directive) kustomize removes.
+    """
+    if isinstance(data, list):
+        return skips.NOT_KUBERNETES
+    if not isinstance(data, dict):
+        return None                               # a list item that is not a mapping: NG001
+    if "$patch" in data:
+        return skips.PATCH
+    api_version = data.get("apiVersion")
+    if not isinstance(data.get("kind"), str) or (
+            isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
+        return skips.NOT_KUBERNETES
+    return None
 
 
 def rule_context(config: Config, node: Any = None) -> LintContext:
@@ -94,13 +123,17 @@ class _Run:
     def lint_one(self, doc: Document, prefix: Path) -> None:
         data = _at(doc.data, prefix)
         if not isinstance(data, dict):
-            what = type(data).__name__ if data is not None else "empty"
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
-                           Violation(path=(), message=f"list item is {what}, not a mapping"))
+                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"))
             return
+        if prefix:
+            reason = skip_reason(data)
+            if reason is not None:
+                self.summary.skip(reason)
+                return
         found = classify(data)
         if found.kind == "skip":
-            self.summary.skipped += 1
+            self.summary.skip(skips.UNKNOWN_KIND)
             return
         self.summary.objects += 1
         if found.kind == "kubelet":
