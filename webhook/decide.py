@@ -19,7 +19,10 @@ server is told:
 """
 from __future__ import annotations
 
+import json
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,12 +56,60 @@ WARNINGS_MAX_COUNT = 12
 MESSAGE_MAX_FINDINGS = 10
 
 
+# Metadata that differs between replicas of one template and that no rule reads.
+VOLATILE_METADATA = ("name", "generateName", "uid", "resourceVersion", "generation", "creationTimestamp",
+                     "managedFields", "ownerReferences", "selfLink")
+
+
+class FindingsCache:
+    """The engine's findings for recently judged objects, keyed by the object without the
+    metadata that differs between replicas (name, uid, managedFields, ownerReferences...).
+
+    The pods of one ReplicaSet, StatefulSet or Job are identical apart from that metadata, and
+    NUMA fit (NG301, NG302: admitting copies of the pod on a simulated node) is the expensive
+    part of judging, so a rollout of 50 replicas is simulated once. Labels, annotations,
+    namespace and the whole spec stay in the key: whatever the engine may read is part of it.
+    Bounded (least recently used goes first) and per application, never shared.
+    """
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._items: OrderedDict[str, list[Finding]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def findings(self, obj: dict, judge) -> list[Finding]:
+        key = _cache_key(obj)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return found
+        found = judge(obj)
+        with self._lock:
+            self.misses += 1
+            self._items[key] = found
+            if len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return found
+
+
+def _cache_key(obj: dict) -> str:
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}}
+    obj = {k: v for k, v in obj.items() if k != "status"}
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr)
+
+
 @dataclass(frozen=True)
 class Policy:
     """What the webhook judges with: the engine's config and the pool's node description."""
 
     config: Config = field(default_factory=Config)
     node: Any = None
+    cache: FindingsCache = field(default_factory=FindingsCache, compare=False, repr=False)
 
     def mode_for(self, namespace: str) -> str:
         return self.config.webhook_namespace_modes.get(namespace, self.config.webhook_mode)
@@ -134,7 +185,8 @@ def _invalid(mode: str, problem: str) -> Decision:
 
 
 def _active(obj: dict, policy: Policy) -> list[Finding]:
-    return lint_documents([obj], config=policy.config, node=policy.node).active
+    return policy.cache.findings(
+        obj, lambda o: lint_documents([o], config=policy.config, node=policy.node).active)
 
 
 def _as_kind(obj: dict, request: AdmissionRequest) -> dict:
