@@ -24,7 +24,7 @@ from numaguard.lint.objects import classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
-from numaguard.lint.rules.node import CheckpointExtract, checkpoint_findings
+from numaguard.lint.rules.node import CHECKPOINT_CORRUPT, CheckpointExtract, checkpoint_findings
 from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
                                        hardware_from_nrt, pool_findings)
 from numaguard.lint.k8s.checkpoints import checkpoint_kind
@@ -100,6 +100,13 @@ class _Run:
 
     # -- documents ---------------------------------------------------------------------
     def add_load_error(self, error: LoadError) -> None:
+        if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
+            self.summary.objects += 1
+            self._emit(CHECKPOINT_CORRUPT, Violation(path=(), message="the kubelet cannot restore this "
+                                                     f"checkpoint: not JSON: {error.message}"),
+                       file=error.source, position=(error.line, error.column) if error.line else None,
+                       ref=None, ignores=frozenset())
+            return
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
                    position=(error.line, error.column) if error.line else None, ref=None,
                    ignores=frozenset())

@@ -196,3 +196,26 @@ def test_corrupt_checkpoint_is_a_finding(node_root):
     assert result.exit_code == 1
     assert [(f["rule"], f["message"][:60]) for f in report["findings"]] == [
         ("NG406", "the kubelet cannot restore this cpu checkpoint: not JSON: Ex")]
+
+
+def test_daemonset_mounts_what_inspect_reads_read_only():
+    """deploy/node-inspect/daemonset.yaml mounts, under /host, exactly the paths
+    `node inspect --root /host` reads with its defaults, all read-only, and lints clean."""
+    import yaml
+
+    from conftest import REPO
+
+    path = REPO / "deploy/node-inspect/daemonset.yaml"
+    docs = list(yaml.safe_load_all(path.read_text()))
+    pod = docs[1]["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert "numaguard node inspect --root /host --format json" in container["args"][0]
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    assert sorted(mounts) == ["/host/sys", "/host/var/lib/kubelet/config.yaml",
+                              "/host/var/lib/kubelet/cpu_manager_state", "/host/var/lib/kubelet/memory_manager_state",
+                              "/host/var/lib/kubelet/pod-resources"]
+    assert all(m["readOnly"] is True for m in mounts.values())
+    host_paths = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"]}
+    assert {"/host" + host_paths[m["name"]] for m in mounts.values()} == set(mounts)
+    result = CliRunner().invoke(main, ["lint", str(path)])
+    assert result.exit_code == 0, result.output

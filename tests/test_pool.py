@@ -114,3 +114,24 @@ def test_fixture_pool_file_names_documents_by_line():
     path = FIXTURES / "rules/NG401/bad-canary-policy.yaml"
     assert [(f["line"], f["column"]) for f in findings] == [(38, 24)]
     assert findings[0]["message"].endswith(f"pool ({path}:2, {path}:17)")
+
+
+def test_real_eks_configurations_differ_by_instance_type():
+    """nodeadm sizes kubeReserved.memory by max pods: one pool, two instance types."""
+    folder = FIXTURES / "pool/eks"
+    result = CliRunner().invoke(main, ["lint", "--pool", str(folder), "--select", "NG401", "--format", "json"])
+    findings = json.loads(result.output)["findings"]
+    assert [(f["file"].rsplit("/", 1)[1], f["line"], f["column"], f["path"]) for f in findings] == [
+        ("custom-max-pods-expression.json", 61, 19, "kubeReserved.memory")]
+    assert findings[0]["message"] == (
+        f"kubeReserved.memory is 739Mi here but 893Mi in 2 of 3 configurations of the pool "
+        f"({folder}/kubelet-config-dir.json, {folder}/mime-userdata-merge.json)")
+
+
+def test_checkpoint_file_that_is_not_json_is_ng406(tmp_path):
+    (tmp_path / "cpu_manager_state").write_text('{"policyName": "static", \n')
+    result = CliRunner().invoke(main, ["lint", str(tmp_path), "--format", "json"])
+    report = json.loads(result.output)
+    assert result.exit_code == 1
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("NG406", 2)]
+    assert report["summary"]["objects"] == 1
