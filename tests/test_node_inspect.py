@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from google.protobuf import json_format
 
 from numaguard.lint.cli.main import main
-from numaguard.lint.k8s.checkpoints import cpu_checkpoint_json
+from numaguard.lint.k8s.checkpoints import cpu_checkpoint_json, memory_checkpoint_json
 from numaguard.lint.node.podresources import api_pb2, api_pb2_grpc
 from numaguard.lint.node.podresources_client import PodResourcesError, read_pod_resources
 
@@ -97,8 +97,31 @@ def node_root():
     (state / "cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
         "static", "0,6-8,14-15",
         {"uid-web": {"app": "1,9"}, "uid-db": {"db": "2-3,10-11"}, "uid-batch": {"worker": "4-5,12-13"}})))
+    (state / "memory_manager_state").write_text(json.dumps(memory_checkpoint(numa_of_worker=1)))
     yield root
     shutil.rmtree(top)
+
+
+def table(total: int, system_reserved: int, reserved: int) -> dict:
+    allocatable = total - system_reserved
+    return {"total": total, "systemReserved": system_reserved, "allocatable": allocatable, "reserved": reserved,
+            "free": allocatable - reserved}
+
+
+def memory_checkpoint(numa_of_worker: int) -> dict:
+    """What the Memory Manager records for the recorded pods (memory blocks on their NUMA nodes)."""
+    def block(numa: int, size: int, kind: str = "memory") -> dict:
+        return {"numaAffinity": [numa], "type": kind, "size": size}
+    machine = {"0": {"numberOfAssignments": 3, "cells": [0], "memoryMap": {
+                   "memory": table(16 * GiB, GiB, 6 * GiB + (GiB if numa_of_worker == 0 else 0)),
+                   "hugepages-1Gi": table(2 * GiB, 0, GiB)}},
+               "1": {"numberOfAssignments": 1, "cells": [1], "memoryMap": {
+                   "memory": table(16 * GiB, 0, GiB if numa_of_worker == 1 else 0),
+                   "hugepages-1Gi": table(2 * GiB, 0, 0)}}}
+    entries = {"uid-web": {"app": [block(0, 2 * GiB)]},
+               "uid-db": {"db": [block(0, 4 * GiB), block(0, GiB, "hugepages-1Gi")]},
+               "uid-batch": {"worker": [block(numa_of_worker, GiB)]}}
+    return memory_checkpoint_json("Static", machine, entries)
 
 
 def run(root: Path, *extra: str):
@@ -114,7 +137,7 @@ def test_everything_agrees(node_root):
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert [(s["name"].split(" ")[0], s["ok"]) for s in report["sources"]] == [
-        ("sysfs", True), ("kubelet", True), ("cpu", True), ("memory", False), ("PodResources", True)]
+        ("sysfs", True), ("kubelet", True), ("cpu", True), ("memory", True), ("PodResources", True)]
     assert report["allocatableCpus"] == "1-7,9-15"
     rows = [(c["pod"], c["container"], c["cpus"], c["cpuNumaNodes"], c["memoryNumaNodes"], c["checkpoint"],
              c["simulatedCpus"], c["simulation"]) for c in report["containers"]]
@@ -125,7 +148,21 @@ def test_everything_agrees(node_root):
         ("batch-7f9c", "worker", "4-5,12-13", [1], [1], "agrees", "4-5,12-13", "agrees"),
         ("kube-proxy-x2x8q", "kube-proxy", "", [], [], "agrees", None, "agrees"),    # not replayed
     ]
+    assert [c["memoryCheckpoint"] for c in report["containers"]] == ["agrees"] * 5
     assert report["findings"] == []
+
+
+def test_memory_checkpoint_disagreement(node_root):
+    (node_root / "var/lib/kubelet/memory_manager_state").write_text(json.dumps(memory_checkpoint(numa_of_worker=0)))
+    server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock")
+    try:
+        result = run(node_root, "--format", "json")
+    finally:
+        server.stop(None)
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert [(c["container"], c["memoryCheckpoint"]) for c in report["containers"] if not c["agrees"]] == [
+        ("worker", "differs: checkpoint records NUMA 0")]
 
 
 def test_checkpoint_disagreement_and_text_report(node_root):
@@ -145,12 +182,13 @@ def test_checkpoint_disagreement_and_text_report(node_root):
 
 
 def test_missing_socket_is_one_line_and_the_rest_is_reported(node_root):
+    (node_root / "var/lib/kubelet/memory_manager_state").unlink()
     result = run(node_root, "--format", "json")
     assert result.exit_code == 0
     assert result.stderr.splitlines() == [
         f"numaguard: memory checkpoint {node_root}/var/lib/kubelet/memory_manager_state: not found (the manager's "
         "policy may be none, or the state directory differs)",
-        f"numaguard: PodResources API /var/lib/kubelet/pod-resources/kubelet.sock: kubelet PodResources socket "
+        "numaguard: PodResources API: kubelet PodResources socket "
         f"{node_root}/var/lib/kubelet/pod-resources/kubelet.sock not found (is this a node? mount "
         "/var/lib/kubelet/pod-resources into the pod)"]
     report = json.loads(result.stdout)

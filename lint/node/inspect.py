@@ -10,8 +10,8 @@ sources and reports whatever it could read:
 * the kubelet's PodResources API (`numaguard.lint.node.podresources_client`): per running
   container, the exclusive CPUs and the memory NUMA nodes it got.
 
-Per container it puts side by side the CPUs it got (PodResources), what the checkpoint
-records, and what the simulator gives it when the listed pods are admitted, in the order the
+Per container it puts side by side the CPUs and memory NUMA nodes it got (PodResources), what
+the CPU and Memory Manager checkpoints record, and what the simulator gives it when the listed pods are admitted, in the order the
 kubelet lists them, on an empty copy of this node (`numaguard.lint.numa.admission`). Without
 pod manifests (`--pods FILE`, e.g. `kubectl get pods -o yaml --field-selector
 spec.nodeName=NODE`) each pod is replayed from what it holds: a Guaranteed container per
@@ -60,18 +60,21 @@ class ContainerView:
     cpu_numa: tuple[int, ...]
     memory_numa: tuple[int, ...]
     checkpoint: str                      # "agrees", "differs: ...", "not recorded", "not read"
+    memory_checkpoint: str = "not read"  # the same for the Memory Manager checkpoint's NUMA nodes
     simulated_cpus: frozenset[int] | None = None
     simulated_numa: tuple[int, ...] | None = None
     simulation: str = "not simulated"    # "agrees", "differs: ...", "rejected: ...", "not simulated: ..."
 
     @property
     def agrees(self) -> bool:
-        return not self.checkpoint.startswith("differs") and not self.simulation.startswith(("differs", "rejected"))
+        return not any(v.startswith(("differs", "rejected"))
+                       for v in (self.checkpoint, self.memory_checkpoint, self.simulation))
 
     def as_dict(self) -> dict:
         return {"namespace": self.namespace, "pod": self.pod, "container": self.container,
                 "cpus": format_cpuset(self.cpus), "cpuNumaNodes": list(self.cpu_numa),
                 "memoryNumaNodes": list(self.memory_numa), "checkpoint": self.checkpoint,
+                "memoryCheckpoint": self.memory_checkpoint,
                 "simulatedCpus": format_cpuset(self.simulated_cpus) if self.simulated_cpus is not None else None,
                 "simulatedNumaNodes": list(self.simulated_numa) if self.simulated_numa is not None else None,
                 "simulation": self.simulation, "agrees": self.agrees}
@@ -208,6 +211,23 @@ def _checkpoint_verdict(cp: CheckpointExtract | None, uid: str | None, container
     return f"differs: checkpoint records {' or '.join(format_cpuset(c) for c in candidates)}"
 
 
+def _memory_checkpoint_verdict(cp: CheckpointExtract | None, uid: str | None, container: str,
+                               numa: tuple[int, ...]) -> str:
+    """The NUMA nodes the Memory Manager checkpoint records for the container's memory blocks
+    against the NUMA nodes the PodResources API reports."""
+    if cp is None or cp.checkpoint.error is not None:
+        return "not read"
+    candidates = [tuple(sorted({n for b in by_c[container] for n in b.numa_nodes}))
+                  for pod, by_c in cp.checkpoint.containers.items()
+                  if container in by_c and (uid is None or pod == uid)]
+    if not candidates:
+        return "agrees" if not numa else "differs: not recorded"
+    if numa in candidates:
+        return "agrees"
+    shown = " or ".join("NUMA " + (",".join(map(str, c)) or "-") for c in candidates)
+    return f"differs: checkpoint records {shown}"
+
+
 def _synthetic_pod(pod) -> dict | None:
     """A Guaranteed pod with one container per container that holds exclusive CPUs, sized by
     what it holds (memory: the memory it was given, else 64Mi)."""
@@ -277,24 +297,26 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
         report.node = node.name
     report.sources += [node_source, kc_source]
     extracts: list[CheckpointExtract] = []
-    cpu_cp = None
+    cpu_cp = memory_cp = None
     for kind, file_name in (("cpu", CPU_CHECKPOINT_FILE), ("memory", MEMORY_CHECKPOINT_FILE)):
         extract, source = _read_checkpoint(_under(root, state_dir) / file_name, kind)
         report.sources.append(source)
         if extract is not None:
             extracts.append(extract)
             cpu_cp = extract if kind == "cpu" else cpu_cp
+            memory_cp = extract if kind == "memory" else memory_cp
     manifests, pods_source = _load_pods(pods)
     if pods_source is not None:
         report.sources.append(pods_source)
+    socket_path = str(_under(root, socket))
     try:
-        snapshot = read_pod_resources(str(_under(root, socket)) if root not in ("", "/") else socket, timeout)
-        report.sources.append(Source(f"PodResources API {socket}", True, f"{len(snapshot.pods)} pod(s)"
+        snapshot = read_pod_resources(socket_path, timeout)
+        report.sources.append(Source(f"PodResources API {socket_path}", True, f"{len(snapshot.pods)} pod(s)"
                                      + "".join(f"; {p}" for p in snapshot.problems)))
         report.allocatable_cpus = snapshot.allocatable_cpus if not snapshot.problems else None
     except PodResourcesError as exc:
         snapshot = None
-        report.sources.append(Source(f"PodResources API {socket}", False, str(exc)))
+        report.sources.append(Source("PodResources API", False, str(exc)))
 
     uids = {(str((m.get("metadata") or {}).get("namespace") or "default"), str(m["metadata"].get("name"))):
             (m.get("metadata") or {}).get("uid") for m in manifests.values()}
@@ -316,7 +338,8 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
                                                          c.cpu_ids, topology, skipped)
             report.containers.append(ContainerView(
                 pod.namespace, pod.name, c.name, c.cpu_ids, _numa_of(topology, c.cpu_ids), memory_numa,
-                _checkpoint_verdict(cpu_cp, uid, c.name, c.cpu_ids), sim, sim_numa, verdict))
+                _checkpoint_verdict(cpu_cp, uid, c.name, c.cpu_ids),
+                _memory_checkpoint_verdict(memory_cp, uid, c.name, memory_numa), sim, sim_numa, verdict))
     return report
 
 
@@ -334,9 +357,10 @@ def render_text(report: InspectReport) -> str:
     for c in report.containers:
         numa = ",".join(map(str, c.cpu_numa)) or "-"
         mem = ",".join(map(str, c.memory_numa)) or "-"
-        lines.append(f"  {c.namespace}/{c.pod} {c.container}: cpus {format_cpuset(c.cpus) or 'shared pool'} "
-                     f"(NUMA {numa}), memory NUMA {mem}")
+        cpus = f"cpus {format_cpuset(c.cpus)} (NUMA {numa})" if c.cpus else "cpus: shared pool"
+        lines.append(f"  {c.namespace}/{c.pod} {c.container}: {cpus}, memory NUMA {mem}")
         lines.append(f"      checkpoint: {c.checkpoint}")
+        lines.append(f"      memory checkpoint: {c.memory_checkpoint}")
         sim = (f" ({format_cpuset(c.simulated_cpus)}, NUMA {','.join(map(str, c.simulated_numa or ())) or '-'})"
                if c.simulated_cpus else "")
         lines.append(f"      simulator:  {c.simulation}{sim}")
