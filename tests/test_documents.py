@@ -188,15 +188,15 @@ def test_broken_document_keeps_the_ones_before_it():
     assert "mapping values are not allowed" in error.message
 
 
-def test_lists_are_skipped_scalars_are_errors_and_empty_documents_are_dropped():
+def test_documents_that_are_no_manifest_are_skipped_and_broken_manifests_are_errors():
     docs, errors = load("list-document.yaml")
     assert [(d.index, d.skip, d.skip_detail) for d in docs] == [
-        (0, None, None), (1, "not-kubernetes", "a list")]
+        (0, None, None), (1, "not-kubernetes", "a list"), (2, "not-kubernetes", "a bare value"),
+        (4, "not-kubernetes", "a bare value")]
     assert docs[0].data["metadata"]["name"] == "fine"
+    # colons forgotten: a manifest that kubectl cannot read
     assert [(e.line, e.column, e.message) for e in errors] == [
-        (8, 1, "document 3 is a string, not a mapping"),
-        (10, 1, "document 4 is an integer, not a mapping"),
-    ]
+        (10, 1, "document 4 is a string, not a mapping")]
 
 
 @pytest.mark.parametrize("name", ["empty.yaml", "comments-only.yaml"])
@@ -420,7 +420,8 @@ def test_paths_may_be_path_objects():
 
 def test_explicit_files_are_loaded_whatever_their_suffix():
     [(src, docs, errors)] = load_paths([str(FIXTURES / "tree" / "notes.txt")])
-    assert docs == [] and errors[0].message == "document 1 is a string, not a mapping"
+    assert errors == [] and [(d.data, d.skip, d.skip_detail) for d in docs] == [
+        ("not yaml", "not-kubernetes", "a bare value")]
 
 
 def test_missing_path_raises_before_anything_is_loaded():

@@ -117,11 +117,12 @@ def test_concatenated_json_objects_on_one_line_and_across_lines():
     assert docs[1].data.marks["kind"] == (1, 25) and docs[2].data.marks["kind"] == (4, 2)
 
 
-def test_concatenated_json_with_a_scalar_reports_that_value_only():
-    docs, errors = load_text('{"kind": "Pod"}\n42\n', "x.json")
-    assert [d.data for d in docs] == [{"kind": "Pod"}]
+def test_concatenated_json_values_that_are_no_objects_are_skipped_or_reported():
+    docs, errors = load_text('{"kind": "Pod"}\n42\n[1]\n"kind: Pod"\n', "x.json")
+    assert [(d.index, d.data, d.skip) for d in docs] == [
+        (0, {"kind": "Pod"}, None), (1, 42, "not-kubernetes"), (2, [1], "not-kubernetes")]
     assert [(e.line, e.column, e.message) for e in errors] == [
-        (2, 1, "document 2 is an integer, not a mapping")]
+        (4, 1, "document 4 is a string, not a mapping")]
 
 
 @pytest.mark.parametrize("text,parse_failed,expected", [

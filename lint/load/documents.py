@@ -182,19 +182,22 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
 def _keep(data: Any, position: int, where: tuple[int, int], source: str,
           documents: list[Document], starts: list[int], errors: list[LoadError]) -> None:
     """A built document joins `documents` (with its 0-based start line in `starts`) when it is
-    a mapping, or a list (skipped: Ansible tasks, JSON patches); a scalar is the LoadError
+    a mapping, or something that is no manifest at all (skipped: a list of Ansible tasks or
+    JSON patches, a bare value such as a text file named .json); a bare value that names
+    `apiVersion` or `kind` is a manifest gone wrong (colons forgotten), the LoadError
     "document N is a string, not a mapping"."""
     line, column = where
     if isinstance(data, dict):
         documents.append(Document(source, position, data, line, _NO_IGNORES))
         starts.append(line - 1)
-    elif isinstance(data, list):
-        documents.append(Document(source, position, data, line, _NO_IGNORES,
-                                  skip=skips.NOT_KUBERNETES, skip_detail="a list"))
-        starts.append(line - 1)
-    else:
+    elif isinstance(data, str) and ("apiVersion" in data or "kind" in data):
         errors.append(LoadError(source, line, column,
                                 f"document {position + 1} is {_type_name(data)}, not a mapping"))
+    else:
+        detail = "a list" if isinstance(data, list) else "a bare value"
+        documents.append(Document(source, position, data, line, _NO_IGNORES,
+                                  skip=skips.NOT_KUBERNETES, skip_detail=detail))
+        starts.append(line - 1)
 
 
 def _load_events(text: str, source: str) -> tuple[list[Document], list[int], list[LoadError]] | None:
@@ -263,18 +266,14 @@ def _load_json_stream(text: str, source: str) -> tuple[list[Document], list[Load
         column = start - (text.rfind("\n", 0, start) + 1)
         padded = "\n" * line + " " * column + text[start:end]
         loaded, _, load_errors, _ = _load_yaml(padded, source, None)
-        if loaded and not load_errors:
+        if isinstance(data, dict) and loaded and not load_errors and isinstance(loaded[0].data, dict):
             document = loaded[0]
-        elif isinstance(data, (dict, list)):
-            document = Document(source, position, data, line + 1, _NO_IGNORES)
+            document.index = position
+            documents.append(document)
+        elif isinstance(data, dict):
+            documents.append(Document(source, position, data, line + 1, _NO_IGNORES))
         else:
-            errors.append(LoadError(source, line + 1, column + 1,
-                                    f"document {position + 1} is {_type_name(data)}, not a mapping"))
-            continue
-        document.index = position
-        if isinstance(document.data, list):
-            document.skip, document.skip_detail = skips.NOT_KUBERNETES, "a list"
-        documents.append(document)
+            _keep(data, position, (line + 1, column + 1), source, documents, [], errors)
     return documents, errors
 
 
