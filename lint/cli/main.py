@@ -28,7 +28,10 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@click.option("--pool", "pool_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A directory of one node pool's KubeletConfigurations (and checkpoints, Node and "
+              "NodeResourceTopology objects), judged together with everything else given (NG4xx).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
 @click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
@@ -44,9 +47,12 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
 @click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
-def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
+def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
+    paths = tuple(paths) + tuple(pool_dirs)
+    if not paths:
+        raise UsageProblem("give at least one PATH (or --pool DIR)")
     from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
     from numaguard.lint.load.documents import load_paths
     from numaguard.lint.engine import Selection, lint_documents
@@ -64,6 +70,8 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
             config = replace(config, kubernetes_version=parse_version(kubernetes_version))
     except ConfigError as e:
         raise UsageProblem(str(e)) from None
+    if pool_dirs:
+        config = _with_pool_dirs(config, pool_dirs)
     known = rules_by_id()
     select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
     for rid in (*select_ids, *ignore_ids, *config.severities):
@@ -111,6 +119,17 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
         order = FAIL_ON.index(threshold)
         if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
             sys.exit(1)
+
+
+def _with_pool_dirs(config, pool_dirs):
+    """The KubeletConfigurations under `--pool DIR` are the pool's by the user's word: held to
+    the pool requirements like those `pool.kubeletConfigs` names."""
+    import os
+    from dataclasses import replace
+
+    globs = tuple(os.path.normpath(d).replace(os.sep, "/").rstrip("/") + "/**" for d in pool_dirs)
+    return replace(config, pool=replace(config.pool,
+                                        kubelet_configs=config.pool.kubelet_configs + globs))
 
 
 def _load_kubelet_dropins(documents) -> tuple[int, list, list]:
