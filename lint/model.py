@@ -119,6 +119,7 @@ class Summary:
     objects: int = 0
     skipped: int = 0                   # the total of skipped_by_reason
     unmanaged: int = 0
+    assumed_managed: int = 0        # pods taken as meant for the pool because none is configured
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
@@ -143,8 +144,8 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
                 "skippedByReason": dict(self.skipped_by_reason),
-                "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed,
-                "hint": self.render_hint()}
+                "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
+                "suppressed": self.suppressed, "hint": self.render_hint()}
 
 
 @dataclass(frozen=True)
@@ -153,3 +154,4 @@ class PoolSettings:
 
     node_labels: dict[str, str] = field(default_factory=dict)
     taint: dict[str, str] | None = None       # {key, value, effect}
+    kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files

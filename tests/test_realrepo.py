@@ -12,7 +12,7 @@ from numaguard.lint.load.documents import load_paths
 
 from conftest import FIXTURES, run_cli
 
-TREE = FIXTURES / "realrepo"
+TREE = FIXTURES / "realrepo" / "mixed-tree"
 
 
 def _run(*args: str, stdin: str | None = None):
