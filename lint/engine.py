@@ -7,7 +7,7 @@ path to a line and column, applies severity overrides and suppressions, and coun
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from numaguard.lint.config import Config
@@ -82,6 +82,7 @@ class _Run:
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
 
@@ -103,7 +104,12 @@ class _Run:
             self.summary.skipped += 1
             return
         self.summary.objects += 1
-        if found.kind == "kubelet":
+        if found.kind == "kubelet" and found.problem is not None:
+            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
+                           Violation(path=found.problem_path, message=found.problem), doc.ignores)
+        elif found.kind == "kubelet" and found.platform is not None:
+            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref)
+        elif found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         elif found.pod is None:
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
@@ -142,6 +148,37 @@ class _Run:
         for rule in self.kubelet_rules:
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+
+    def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef) -> None:
+        """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
+        KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
+        kubelet rules on the effective configuration, each finding pointed at the platform
+        object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
+        from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
+
+        written = dict(carrier.written)
+        if written:
+            written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
+            written.setdefault("kind", "KubeletConfiguration")
+        problems = kubelet_schema_violations(written) if written else []
+        problems += [v for v in kubelet_schema_violations(carrier.config)
+                     if not written or v.path[:1] not in {(k,) for k in written}]
+        for v in problems:
+            self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
+                           replace(v, path=carrier.document_path(tuple(v.path))), doc.ignores)
+        if problems:
+            return
+        for rule_id, v in carrier.extra:
+            rule = self._rules_by_id.get(rule_id)
+            if rule is not None:
+                self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+        for rule in self.kubelet_rules:
+            for v in rule.check(carrier.config, self.ctx):
+                adjusted = carrier.adjust(rule.id, v)
+                if adjusted is not None:
+                    self._emit_doc(doc, prefix, ref, rule,
+                                   replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
+                                   doc.ignores)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
