@@ -108,7 +108,11 @@ class _Run:
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
                            Violation(path=found.problem_path, message=found.problem), doc.ignores)
         elif found.kind == "kubelet" and found.platform is not None:
-            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref)
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref,
+                                        doc.ignores | _annotation_ignores(
+                                            {str(k): str(v) for k, v in annotations.items()}))
         elif found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         elif found.pod is None:
@@ -149,7 +153,8 @@ class _Run:
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
 
-    def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef) -> None:
+    def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
+                               ignores: frozenset[str]) -> None:
         """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
         KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
         kubelet rules on the effective configuration, each finding pointed at the platform
@@ -165,20 +170,20 @@ class _Run:
                      if not written or v.path[:1] not in {(k,) for k in written}]
         for v in problems:
             self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
-                           replace(v, path=carrier.document_path(tuple(v.path))), doc.ignores)
+                           replace(v, path=carrier.document_path(tuple(v.path))), ignores)
         if problems:
             return
         for rule_id, v in carrier.extra:
             rule = self._rules_by_id.get(rule_id)
             if rule is not None:
-                self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
         for rule in self.kubelet_rules:
             for v in rule.check(carrier.config, self.ctx):
                 adjusted = carrier.adjust(rule.id, v)
                 if adjusted is not None:
                     self._emit_doc(doc, prefix, ref, rule,
                                    replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
-                                   doc.ignores)
+                                   ignores)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,

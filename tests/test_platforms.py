@@ -254,3 +254,11 @@ def test_performance_profile_reserved_cpus_that_split_cores_on_a_described_node(
     [finding] = result.findings
     assert (finding.severity.value, finding.line, finding.path) == ("warning", 8, "spec.cpu.reserved")
     assert finding.message.startswith("spec.cpu.reserved 0 splits physical cores")
+
+
+def test_platform_objects_honour_the_ignore_annotation():
+    text = (PLATFORMS / "openshift/manual_performance_profile.yaml").read_text().replace(
+        "  name: manual\n", "  name: manual\n  annotations: {numaguard.io/ignore: NG205}\n")
+    docs, errors = load_text(text, "pp.yaml")
+    result = lint_documents(docs, load_errors=errors)
+    assert [(f.rule, f.suppressed) for f in result.findings] == [("NG202", False), ("NG205", True)]
