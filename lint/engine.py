@@ -161,13 +161,15 @@ class _Run:
         object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
         from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
 
-        written = dict(carrier.written)
+        # What the user wrote is checked (the platform's own additions are valid by
+        # construction): their YAML, or settings without positions (a PerformanceProfile's
+        # JSON annotation), each finding pointed at where it was written.
+        written = dict(carrier.written or carrier.unpositioned)
+        problems = []
         if written:
             written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
             written.setdefault("kind", "KubeletConfiguration")
-        problems = kubelet_schema_violations(written) if written else []
-        problems += [v for v in kubelet_schema_violations(carrier.config)
-                     if not written or v.path[:1] not in {(k,) for k in written}]
+            problems = kubelet_schema_violations(written)
         for v in problems:
             self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
                            replace(v, path=carrier.document_path(tuple(v.path))), ignores)

@@ -262,3 +262,18 @@ def test_platform_objects_honour_the_ignore_annotation():
     docs, errors = load_text(text, "pp.yaml")
     result = lint_documents(docs, load_errors=errors)
     assert [(f.rule, f.suppressed) for f in result.findings] == [("NG202", False), ("NG205", True)]
+
+
+def test_performance_profile_annotation_settings_are_schema_checked():
+    text = """\
+apiVersion: performance.openshift.io/v2
+kind: PerformanceProfile
+metadata:
+  name: x
+  annotations: {kubeletconfig.experimental: '{"topologyManagerScope": 1}'}
+spec: {cpu: {isolated: "1", reserved: "0"}}
+"""
+    found, result = _findings(text, ignore=())
+    assert found == [("NG002", "error", 5, 45, "metadata.annotations.kubeletconfig.experimental")]
+    assert result.findings[0].message.startswith("topologyManagerScope must be a string, not the "
+                                                 "number 1")

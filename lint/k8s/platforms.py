@@ -116,6 +116,8 @@ class PlatformKubelet:
     unknown: frozenset[str] = frozenset()
     adjusters: tuple[Callable[["PlatformKubelet", str, Violation], Violation | None], ...] = ()
     extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
+    unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
+                                                       # annotation): schema-checked, not walked
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -381,7 +383,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                             ("memoryManagerPolicy", "None")):
             operator(name, value, dra, f"because of the annotation {DRA_ANNOTATION}")
         config["cpuManagerPolicyOptions"] = {}
-        return _pao_carrier(config, origins, fallback, set_by)
+        return _pao_carrier(config, origins, fallback, set_by, snippet)
 
     operator("cpuManagerPolicy", "static", ("spec", "cpu") if "cpu" in spec else fallback,
              "for every PerformanceProfile")
@@ -444,12 +446,13 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                                                          f"single-numa-node")
                     origins.setdefault("cpuManagerPolicyOptions", where)
                 config["cpuManagerPolicyOptions"] = options
-    return _pao_carrier(config, origins, fallback, set_by)
+    return _pao_carrier(config, origins, fallback, set_by, snippet)
 
 
 def _pao_carrier(config: dict, origins: dict[str, Path], fallback: Path,
-                 set_by: dict[str, str]) -> PlatformKubelet:
+                 set_by: dict[str, str], snippet: dict) -> PlatformKubelet:
     return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+                           unpositioned=snippet,
                            platform_set={k: v for k, v in set_by.items()
                                          if k in ("reservedMemory", "memoryManagerPolicy",
                                                   "cpuManagerPolicyOptions")},
