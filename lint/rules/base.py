@@ -13,8 +13,10 @@ from typing import Any, Callable, Iterable, Literal
 from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
-# document; "input": emitted by the loader and schema checks, not by a check function.
-Target = Literal["pod", "kubelet", "input"]
+# document; "input": emitted by the loader and schema checks, not by a check function;
+# "pool" and "checkpoint": emitted by the engine's pool pass (`numaguard.lint.rules.pool`,
+# `numaguard.lint.rules.node`) over everything a run read, not by a check function.
+Target = Literal["pod", "kubelet", "input", "pool", "checkpoint"]
 
 
 @dataclass(frozen=True)

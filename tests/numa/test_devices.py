@@ -202,3 +202,20 @@ def test_ng302_says_devices_are_not_modelled_instead_of_a_number():
         ("NG302", "info", 12, 32)
     assert finding.message.startswith("devices are not modelled: the pod asks for nvidia.com/gpu "
                                       "but the node description lists no devices per NUMA node")
+
+
+def test_container_scope_merges_each_containers_device_hints():
+    # scope container, a classic Guaranteed pod: each container's GPUs land with its CPUs
+    node = load_node_file(GPU_NODE)
+    kc = dict(node.kubelet_config, topologyManagerScope="container")
+    state = NodeState.from_node(node, kc)
+    container = {"name": "a", "image": "x", "resources": {
+        "requests": {"cpu": "4", "memory": "8Gi"},
+        "limits": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "2"}}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [container, dict(container, name="b")]}}
+    placement = admit(state, pod)
+    assert placement.admitted
+    assert placement.devices == {"nvidia.com/gpu": {0: 2, 1: 2}}
+    numa_of = {c.id: c.numa for c in state.topology.cpus}
+    assert {numa_of[c] for c in placement.cpus["exclusive"]["a"]} == {0}
+    assert {numa_of[c] for c in placement.cpus["exclusive"]["b"]} == {1}
