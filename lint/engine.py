@@ -290,28 +290,40 @@ class _Run:
         KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
         kubelet rules on the effective configuration, each finding pointed at the platform
         object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
-        from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
+        from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
+        from numaguard.lint.k8s.platforms import drop_paths
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
 
         # What the user wrote is checked (the platform's own additions are valid by
         # construction): their YAML, or settings without positions (a PerformanceProfile's
-        # JSON annotation), each finding pointed at where it was written.
+        # JSON annotation), each finding pointed at where it was written. As for a
+        # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
         written = dict(carrier.written or carrier.unpositioned)
-        problems = []
+        config = carrier.config
         if written:
             written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
             written.setdefault("kind", "KubeletConfiguration")
-            problems = kubelet_schema_violations(written)
-        for v in problems:
-            self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
-                           replace(v, path=carrier.document_path(tuple(v.path))), ignores)
-        if problems:
-            return
+            decoded = decode_kubelet_config(written)
+            for v in decoded.violations:
+                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
+                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+            if decoded.fatal:
+                return
+            config = drop_paths(config, [v.path for v in decoded.violations
+                                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)])
         for rule_id, v in carrier.extra:
             rule = self._rules_by_id.get(rule_id)
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
+        # The pool requirements apply when the configuration shows the intent (a manager
+        # policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or under
+        # scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        in_pool = kubelet_in_pool(config, self.ctx, False)
+        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
         for rule in self.kubelet_rules:
-            for v in rule.check(carrier.config, self.ctx):
+            if not in_pool and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(config, ctx):
                 adjusted = carrier.adjust(rule.id, v)
                 if adjusted is not None:
                     self._emit_doc(doc, prefix, ref, rule,

@@ -46,8 +46,9 @@ PREFIX = "the kubelet refuses to start: invalid configuration: "
     ("systemCgroups: /system.slice\n",
      [("NG220", "error", 3, "systemCgroups", PREFIX + "systemCgroups (--system-cgroups) was "
        "specified and cgroupRoot (--cgroup-root) was not specified")]),
-    ("cgroupsPerQOS: false\nenforceNodeAllocatable: [none]\n",
-     [("NG223", "warning", 3, "cgroupsPerQOS", "cgroupsPerQOS is false: the kubelet creates no "
+    # a pool configuration (it sets a manager policy): no pod cgroups for the pod budget
+    ("topologyManagerPolicy: single-numa-node\ncgroupsPerQOS: false\nenforceNodeAllocatable: [none]\n",
+     [("NG223", "warning", 4, "cgroupsPerQOS", "cgroupsPerQOS is false: the kubelet creates no "
        "pod cgroups, so pod-level spec.resources limits are not enforced as a pod budget")]),
     ("reservedSystemCPUs: \"0-3\"\nsystemReserved: {cpu: \"1\"}\n",
      [("NG221", "warning", 4, "systemReserved.cpu", "systemReserved.cpu '1' is ignored: "
@@ -60,6 +61,8 @@ PREFIX = "the kubelet refuses to start: invalid configuration: "
      [("NG224", "info", 3, "topologyManagerScope", "topologyManagerScope is pod but "
        "topologyManagerPolicy is none: the Topology Manager runs with the none scope and "
        "aligns nothing")]),
+    # outside the pool (no manager settings) only what stops the kubelet is reported
+    ("cgroupsPerQOS: false\nenforceNodeAllocatable: [none]\n", []),
     # nothing to say: defaults, and a complete reserved-cgroup setup
     ("", []),
     ("enforceNodeAllocatable: [pods, kube-reserved]\nkubeReservedCgroup: /runtime.slice\n", []),

@@ -277,3 +277,12 @@ spec: {cpu: {isolated: "1", reserved: "0"}}
     assert found == [("NG002", "error", 5, 45, "metadata.annotations.kubeletconfig.experimental")]
     assert result.findings[0].message.startswith("topologyManagerScope must be a string, not the "
                                                  "number 1")
+
+
+def test_a_node_config_that_shows_no_pool_intent_gets_only_what_stops_the_kubelet():
+    # nodeadm/doc/examples.md's merged NodeConfig: no manager settings, so no pool requirement;
+    # the gate it sets is not a 1.37 gate (numaguard's gate table), which stops any kubelet
+    found, result = _findings((PLATFORMS / "eks/examples-merged-nodeconfig.yaml").read_text(),
+                              "nodeconfig.yaml", ignore=())
+    assert found == [("NG210", "error", 14, 49,
+                      "spec.kubelet.config.featureGates.DisableKubeletCloudCredentialProviders")]

@@ -181,6 +181,19 @@ def merge_patch(base: Any, patch: Any) -> Any:
     return out
 
 
+def drop_paths(config: dict, paths) -> dict:
+    """A copy of `config` without the fields at `paths` (the unknown fields the kubelet drops
+    while decoding)."""
+    out = copy.deepcopy(config)
+    for path in sorted((tuple(p) for p in paths), key=len, reverse=True):
+        node: Any = out
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if path and isinstance(node, dict):
+            node.pop(path[-1], None)
+    return out
+
+
 def _plain(value: Any) -> Any:
     """A deep copy as plain dicts and lists (the loader's position-keeping types dropped)."""
     if isinstance(value, dict):
