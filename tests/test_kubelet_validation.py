@@ -51,7 +51,7 @@ PREFIX = "the kubelet refuses to start: invalid configuration: "
      [("NG223", "warning", 4, "cgroupsPerQOS", "cgroupsPerQOS is false: the kubelet creates no "
        "pod cgroups, so pod-level spec.resources limits are not enforced as a pod budget")]),
     ("reservedSystemCPUs: \"0-3\"\nsystemReserved: {cpu: \"1\"}\n",
-     [("NG221", "warning", 4, "systemReserved.cpu", "systemReserved.cpu '1' is ignored: "
+     [("NG221", "info", 4, "systemReserved.cpu", "systemReserved.cpu '1' is ignored: "
        "reservedSystemCPUs is set, so the kubelet replaces it with 4 and reserves the 4 CPU(s) "
        "of reservedSystemCPUs for node allocatable")]),
     ("reservedMemory:\n- {numaNode: 0, limits: {cpu: \"1\"}}\n",

@@ -30,7 +30,7 @@ def node_allocatable_enforcement_invalid(kc: dict, ctx: LintContext) -> Iterator
         yield Violation(problem.path, f"the kubelet refuses to start: {problem.message}")
 
 
-@rule(id="NG221", name="reserved-cpus-override", severity="warning", target="kubelet",
+@rule(id="NG221", name="reserved-cpus-override", severity="info", target="kubelet",
       title="reservedSystemCPUs replaces kubeReserved.cpu and systemReserved.cpu",
       rationale="""When reservedSystemCPUs is set the kubelet deletes kubeReserved.cpu and sets
       systemReserved.cpu to the number of CPUs in the set before it computes node allocatable
