@@ -129,6 +129,7 @@ class _Run:
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.pool = _PoolInputs()
@@ -190,7 +191,16 @@ class _Run:
             if isinstance(uid, str) and uid:
                 self.pool.pod_uids.add(uid)
         self.summary.objects += 1
-        if found.kind == "kubelet":
+        if found.kind == "kubelet" and found.problem is not None:
+            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
+                           Violation(path=found.problem_path, message=found.problem), doc.ignores)
+        elif found.kind == "kubelet" and found.platform is not None:
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref,
+                                        doc.ignores | _annotation_ignores(
+                                            {str(k): str(v) for k, v in annotations.items()}))
+        elif found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         elif found.pod is None:
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
@@ -305,6 +315,52 @@ class _Run:
                         (doc.line, 1) if doc.line else None)
         self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
                    ignores=pv.ignores, path=prefix + rel)
+
+    def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
+                               ignores: frozenset[str]) -> None:
+        """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
+        KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
+        kubelet rules on the effective configuration, each finding pointed at the platform
+        object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
+        from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
+        from numaguard.lint.k8s.platforms import drop_paths
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
+
+        # What the user wrote is checked (the platform's own additions are valid by
+        # construction): their YAML, or settings without positions (a PerformanceProfile's
+        # JSON annotation), each finding pointed at where it was written. As for a
+        # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
+        written = dict(carrier.written or carrier.unpositioned)
+        config = carrier.config
+        if written:
+            written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
+            written.setdefault("kind", "KubeletConfiguration")
+            decoded = decode_kubelet_config(written)
+            for v in decoded.violations:
+                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
+                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+            if decoded.fatal:
+                return
+            config = drop_paths(config, [v.path for v in decoded.violations
+                                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)])
+        for rule_id, v in carrier.extra:
+            rule = self._rules_by_id.get(rule_id)
+            if rule is not None:
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
+        # The pool requirements apply when the configuration shows the intent (a manager
+        # policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or under
+        # scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        in_pool = kubelet_in_pool(config, self.ctx, False)
+        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        for rule in self.kubelet_rules:
+            if not in_pool and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(config, ctx):
+                adjusted = carrier.adjust(rule.id, v)
+                if adjusted is not None:
+                    self._emit_doc(doc, prefix, ref, rule,
+                                   replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
+                                   ignores)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,

@@ -287,6 +287,8 @@ def test_eks_drop_in_is_merged_over_its_main_file_and_findings_point_at_their_fi
     result = lint_paths(eks / "config.json", eks / "config.json.d" / "40-nodeadm.conf",
                         eks / "config.json.d" / "50-numa.conf")
     assert found(result) == [
+        # the main file's kubeReserved.cpu is discarded once reservedSystemCPUs is set (NG221)
+        ("config.json", "NG221", 52, 16, "info"),
         # reservedSystemCPUs (drop-in) with the main file's kube/systemReservedCgroup: refused
         ("50-numa.conf", "NG205", 8, 29, "error"),
         ("50-numa.conf", "NG209", 9, 27, "error"),
@@ -302,6 +304,7 @@ def test_the_command_line_finds_the_drop_in_directory_next_to_the_main_file(tmp_
     report = json.loads(proc.stdout)
     assert proc.returncode == 1
     assert [(f["file"], f["rule"], f["line"]) for f in report["findings"]] == [
+        ("config.json", "NG221", 52),
         ("config.json.d/50-numa.conf", "NG205", 8),
         ("config.json.d/50-numa.conf", "NG209", 9),
         ("config.json.d/50-numa.conf", "NG208", 10),
