@@ -45,6 +45,9 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     schema = json.loads(resources.files("numaguard.lint").joinpath("schemas/config.json").read_text())
     if data is None:
         data = {}
+    if isinstance(data, dict) and isinstance(data.get("rules"), dict):
+        # YAML 1.1 reads an unquoted `off` as false: `rules: {NG112: off}` (README) means "off".
+        data = {**data, "rules": {rid: "off" if sev is False else sev for rid, sev in data["rules"].items()}}
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data),
                     key=lambda e: list(map(str, e.absolute_path)))
     if errors:

@@ -21,10 +21,16 @@ YAML_CHARACTERS = list(":-?[]{},&*!|>'\"%@`#\t\n ") + ["---\n", "...\n", "<<: ",
 
 def check_result(result: tuple) -> None:
     docs, errors = result
-    assert all(isinstance(d, Document) and isinstance(d.data, dict) for d in docs)
-    assert all(isinstance(e, LoadError) and isinstance(e.message, str) for e in errors)
+    assert all(type(d) is Document and isinstance(d.data, dict) for d in docs)
+    assert all(type(e) is LoadError and e.message for e in errors)
+    # documents come in text order: indexes and first lines strictly increase
+    assert [d.index for d in docs] == sorted({d.index for d in docs})
+    assert [d.line for d in docs] == sorted({d.line for d in docs})
+    assert all(d.line >= 1 for d in docs[:1]) and all(d.index >= 0 for d in docs[:1])
+    for e in errors:
+        assert (e.line is None) == (e.column is None)
+        assert e.line is None or (e.line >= 1 and e.column >= 1)
     for doc in docs:
-        assert doc.line >= 1 and doc.index >= 0
         check_marks(doc.data)
 
 
@@ -84,15 +90,17 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 
 @st.composite
 def yaml_streams(draw):
-    documents = []
-    for _ in range(draw(st.integers(1, 3))):
+    # Every stream holds at least one non-empty mapping, so the comparisons below always have
+    # a document to compare (without it, about a sixth of the streams held none).
+    documents = [draw(st.dictionaries(keys, values, min_size=1, max_size=5))]
+    for _ in range(draw(st.integers(0, 2))):
         document = draw(st.one_of(st.dictionaries(keys, values, max_size=5), values))
         if isinstance(document, dict) and document and draw(st.booleans()):
             shared = draw(st.one_of(st.lists(values, min_size=1, max_size=3),
                                     st.dictionaries(keys, values, min_size=1, max_size=3)))
             document["first"] = shared            # the same object twice: dumped as &id001 / *id001
             document["again"] = [shared, shared]
-        documents.append(document)
+        documents.insert(draw(st.integers(0, len(documents))), document)
     style = draw(st.sampled_from([None, True, False]))
     return yaml.safe_dump_all(documents, default_flow_style=style, explicit_start=draw(st.booleans()),
                               allow_unicode=draw(st.booleans()), width=draw(st.sampled_from([20, 80, 10_000])))
@@ -103,8 +111,14 @@ def yaml_streams(draw):
 def test_valid_yaml_loads_like_safe_load_all(text):
     expected = list(yaml.safe_load_all(text))
     docs, errors = load_text(text, "x.yaml")
-    assert [d.data for d in docs] == [d for d in expected if isinstance(d, dict)]
-    assert len(errors) == sum(1 for d in expected if d is not None and not isinstance(d, dict))
+    assert docs and [d.data for d in docs] == [d for d in expected if isinstance(d, dict)]
+    assert [d.index for d in docs] == [i for i, d in enumerate(expected) if isinstance(d, dict)]
+    not_mappings = [(i, d) for i, d in enumerate(expected) if d is not None and not isinstance(d, dict)]
+    assert len(errors) == len(not_mappings)
+    names = [(bool, "a boolean"), (list, "a list"), (str, "a string"), (int, "an integer"), (float, "a number")]
+    for (i, d), error in zip(not_mappings, errors):
+        what = next(name for cls, name in names if isinstance(d, cls))
+        assert error.message == f"document {i + 1} is {what}, not a mapping"
     check_result((docs, errors))
 
 
@@ -113,6 +127,8 @@ def test_valid_yaml_loads_like_safe_load_all(text):
 def test_valid_yaml_as_bytes_loads_the_same(text):
     as_text = load_text(text, "x.yaml")
     as_bytes = load_text(text.encode("utf-8"), "x.yaml")
+    assert as_text[0], text                       # there is always a document to compare
     assert [d.data for d in as_bytes[0]] == [d.data for d in as_text[0]]
+    assert as_bytes[1] == as_text[1]
     assert [(d.data.marks, d.line, d.index) for d in as_bytes[0]] == \
         [(d.data.marks, d.line, d.index) for d in as_text[0]]
