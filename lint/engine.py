@@ -96,7 +96,7 @@ class _Run:
         if not isinstance(data, dict):
             what = type(data).__name__ if data is not None else "empty"
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
-                           Violation(path=(), message=f"list item is {what}, not a mapping"))
+                           Violation(path=(), message=f"list item is {what}, not a mapping"), doc.ignores)
             return
         found = classify(data)
         if found.kind == "skip":

@@ -206,3 +206,26 @@ def test_a_workload_without_a_pod_template_can_be_suppressed(comment, annotation
     assert finding.suppress_reason == ("generated" if annotation else None)
     assert result.summary.suppressed == int(suppressed)
     assert result.summary.counts == {**ZERO, "error": int(not suppressed)}
+
+
+def test_findings_on_one_line_are_ordered_by_column_not_rule():
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {numaguard.io/scope: managed}}\n"
+           "spec:\n"
+           "  resources:\n"
+           "    requests: {cpu: 2500m, memory: 2Gi}\n"
+           "    limits: {cpu: 2500m, memory: 2Gi}\n"
+           "  containers:\n"
+           "    - {name: c, image: i, resources: {requests: {memory: 3Gi}, limits: {memory: 3Gi}}}\n")
+    result = lint(pod)
+    assert [(f.rule, f.line, f.column) for f in result.findings] == [
+        ("NG110", 6, 5), ("NG104", 6, 21), ("NG105", 6, 36), ("NG106", 9, 81)]
+
+
+@pytest.mark.parametrize("comment,suppressed", [("", False), ("# numaguard: ignore all\n", True),
+                                                ("# numaguard: ignore NG001\n", True)])
+def test_a_list_item_that_is_not_a_mapping_follows_the_lists_ignore_comment(comment, suppressed):
+    result = lint(f"{comment}apiVersion: v1\nkind: List\nitems:\n  - null\n")
+    assert [(f.rule, f.message, f.path, f.line, f.suppressed) for f in result.findings] == [
+        ("NG001", "list item is empty, not a mapping", "items[0]", 4 + bool(comment), suppressed)]
+    assert result.summary.counts == {**ZERO, "error": int(not suppressed)}
+    assert result.summary.suppressed == int(suppressed)
