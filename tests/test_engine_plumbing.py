@@ -163,6 +163,7 @@ def test_summary_counts_objects_skipped_unmanaged_and_list_items():
     assert rows(result) == [("NG001", "error", 6, 5, False), ("NG103", "error", 13, 5, False)]
     assert result.findings[0].message == "list item is int, not a mapping"
     assert result.summary.as_dict() == {"files": 0, "objects": 2, "skipped": 1, "unmanaged": 1,
+                                        "assumedManaged": 1,     # no pool configured: the trap pod
                                         "error": 2, "warning": 0, "info": 0, "suppressed": 0}
 
 
