@@ -163,7 +163,7 @@ class _Run:
         data = _at(doc.data, prefix)
         if not isinstance(data, dict):
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
-                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"))
+                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"), doc.ignores)
             return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:
@@ -203,8 +203,12 @@ class _Run:
         elif found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         elif found.pod is None:
+            # No pod template to read annotations from: the object's own, and the comments.
+            annotations = _own_annotations(data)
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
-                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"))
+                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"),
+                           doc.ignores | _annotation_ignores(annotations),
+                           annotations.get(IGNORE_REASON_ANNOTATION))
         else:
             self._lint_pod(doc, prefix, found.pod)
 
@@ -389,6 +393,12 @@ class _Run:
             self.summary.counts[severity.value] += 1
 
 
+def _own_annotations(data: dict) -> dict[str, str]:
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
+
+
 def _is_kubelet_config(data: Any) -> bool:
     if not isinstance(data, dict):
         return False
@@ -495,7 +505,9 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     value = annotations.get(IGNORE_ANNOTATION)
     if not value:
         return frozenset()
-    return frozenset(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
+    # Spelled like the comment form: rule ids upper-cased, `all` lower-cased (`_emit` tests both).
+    parts = (part.strip() for part in value.replace(";", ",").split(","))
+    return frozenset("all" if part.lower() == "all" else part.upper() for part in parts if part)
 
 
 def _at(data: Any, path: Path) -> Any:

@@ -246,7 +246,8 @@ def test_crlf_line_ends_keep_lines_right():
 def test_billion_laughs_is_refused_without_expanding_it():
     error = only_error("billion-laughs.yaml")
     assert error.message == "document expands through aliases beyond 1,000,000 nodes"
-    assert error.line is not None
+    # at `&g [*f, ...]`: 9**7 "lol"s, the first node whose expansion crosses the limit
+    assert (error.line, error.column) == (11, 6)
 
 
 def test_alias_expansion_limit_is_counted_over_the_expanded_tree(monkeypatch):
@@ -365,6 +366,34 @@ def test_ignore_comment_after_block_scalar_still_counts():
     docs, errors = load_text(text, "x.yaml")
     assert errors == []
     assert [d.ignores for d in docs] == [frozenset({"NG301"}), frozenset()]
+
+
+@pytest.mark.parametrize("text,expected", [
+    # a one-line document followed directly by `---`: the comment below the marker is the next one's
+    ("a: 1\n---\n# numaguard: ignore NG206\nb: 2\n", [(1, set()), (4, {"NG206"})]),
+    ("a: 1\n# numaguard: ignore NG206\n---\nb: 2\n", [(1, {"NG206"}), (4, set())]),
+    ("# numaguard: ignore NG206\na: 1\n---\nb: 2\n", [(2, {"NG206"}), (4, set())]),
+    ("{a: 1}\n---\n# numaguard: ignore NG206\n{b: 2}\n", [(1, set()), (4, {"NG206"})]),
+    # one-line documents written on their `---` line
+    ("--- {a: 1}\n---\n# numaguard: ignore NG206\nb: 2\n", [(1, set()), (4, {"NG206"})]),
+    ("--- {a: 1}\n# numaguard: ignore NG206\n--- {b: 2}\n", [(1, {"NG206"}), (3, set())]),
+    ("--- {a: 1}\n--- {b: 2}\n# numaguard: ignore NG206\n--- {c: 3}\n",
+     [(1, set()), (2, {"NG206"}), (4, set())]),
+    ("---\na: 1\n# numaguard: ignore NG206\n---\nb: 2\n", [(2, {"NG206"}), (5, set())]),
+    # after `...` the comment is outside the ended document: it goes to the next one
+    ("a: 1\n...\n# numaguard: ignore NG206\n---\nb: 2\n", [(1, set()), (5, {"NG206"})]),
+    ("a: 1\n# numaguard: ignore NG206\n...\n---\nb: 2\n", [(1, {"NG206"}), (5, set())]),
+    # only a comment line counts: after a value or on the marker line it is YAML's comment only
+    ("a: 1  # numaguard: ignore NG206\n---\nb: 2\n", [(1, set()), (3, set())]),
+    ("--- # numaguard: ignore NG206\na: 1\n", [(2, set())]),
+])
+def test_ignore_comments_next_to_one_line_documents(text, expected):
+    docs, errors = load_text(text, "x.yaml")
+    assert errors == []
+    assert [(d.line, set(d.ignores)) for d in docs] == expected
+    # the event path (no ignore comments) places the documents on the same lines
+    assert [d.line for d in load_text(text.replace("numaguard:", "other:"), "x.yaml")[0]] == \
+        [line for line, _ in expected]
 
 
 @pytest.mark.parametrize("comment,ids", [

@@ -30,6 +30,12 @@ def check_result(result: tuple) -> None:
         assert doc.line >= 1 and doc.index >= 0
         if doc.data is not None:
             check_marks(doc.data)
+    # documents come in text order: indexes and first lines strictly increase
+    assert [d.index for d in docs] == sorted({d.index for d in docs})
+    assert [d.line for d in docs] == sorted({d.line for d in docs})
+    for e in errors:
+        assert (e.line is None) == (e.column is None)
+        assert e.line is None or (e.line >= 1 and e.column >= 1)
 
 
 def check_marks(value: object, depth: int = 0) -> None:
@@ -88,15 +94,17 @@ values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=
 
 @st.composite
 def yaml_streams(draw):
-    documents = []
-    for _ in range(draw(st.integers(1, 3))):
+    # Every stream holds at least one non-empty mapping, so the comparisons below always have
+    # a document to compare (without it, about a sixth of the streams held none).
+    documents = [draw(st.dictionaries(keys, values, min_size=1, max_size=5))]
+    for _ in range(draw(st.integers(0, 2))):
         document = draw(st.one_of(st.dictionaries(keys, values, max_size=5), values))
         if isinstance(document, dict) and document and draw(st.booleans()):
             shared = draw(st.one_of(st.lists(values, min_size=1, max_size=3),
                                     st.dictionaries(keys, values, min_size=1, max_size=3)))
             document["first"] = shared            # the same object twice: dumped as &id001 / *id001
             document["again"] = [shared, shared]
-        documents.append(document)
+        documents.insert(draw(st.integers(0, len(documents))), document)
     style = draw(st.sampled_from([None, True, False]))
     return yaml.safe_dump_all(documents, default_flow_style=style, explicit_start=draw(st.booleans()),
                               allow_unicode=draw(st.booleans()), width=draw(st.sampled_from([20, 80, 10_000])))
@@ -111,6 +119,7 @@ def test_valid_yaml_loads_as_kubernetes_reads_it(text):
         return isinstance(d, str) and ("apiVersion" in d or "kind" in d)
 
     kept = [d for d in expected if d is not None and not broken_manifest(d)]
+    assert kept, text                   # there is always a document to compare
     assert [d.data for d in docs] == kept
     assert [d.skip for d in docs] == [None if isinstance(d, dict) else "not-kubernetes" for d in kept]
     assert len(errors) == sum(1 for d in expected if broken_manifest(d))
@@ -146,6 +155,8 @@ def kubernetes_reading(value):
 def test_valid_yaml_as_bytes_loads_the_same(text):
     as_text = load_text(text, "x.yaml")
     as_bytes = load_text(text.encode("utf-8"), "x.yaml")
+    assert as_text[0], text                       # there is always a document to compare
     assert [d.data for d in as_bytes[0]] == [d.data for d in as_text[0]]
+    assert as_bytes[1] == as_text[1]
     assert [(getattr(d.data, "marks", None), d.line, d.index) for d in as_bytes[0]] == \
         [(getattr(d.data, "marks", None), d.line, d.index) for d in as_text[0]]
