@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
@@ -43,29 +44,64 @@ class Selection:
 class LintResult:
     findings: list[Finding]
     summary: Summary
+    fixed: list[BaselineEntry] = field(default_factory=list)   # baseline entries no longer found
 
     @property
     def active(self) -> list[Finding]:
-        return [f for f in self.findings if not f.suppressed]
+        """What counts: not suppressed, and not already recorded in a baseline."""
+        return [f for f in self.findings if not f.suppressed and f.baseline_state != "unchanged"]
+
+    def merge(self, other: LintResult) -> None:
+        """Add another batch's findings and counts to this one (findings unsorted)."""
+        self.findings.extend(other.findings)
+        self.summary.add(other.summary)
 
 
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
                    load_errors: Iterable[LoadError] = ()) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
-    config = config or Config()
-    selection = selection or Selection(severities=config.severities)
-    ctx = rule_context(config, node)
-    run = _Run(ctx, selection)
-    for error in load_errors:
-        run.add_load_error(error)
-    for i, doc in enumerate(documents):
-        if not isinstance(doc, Document):
-            doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
-        for item, prefix in expand_lists(doc):
-            run.lint_one(item, prefix)
-    run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
-    return LintResult(run.findings, run.summary)
+    result = Linter(config=config, selection=selection, node=node).lint(documents, load_errors)
+    sort_findings(result.findings)
+    return result
+
+
+class Linter:
+    """Lints one batch of documents at a time (the CLI: one file), so a caller can keep the
+    findings and drop the documents before the next file is loaded; memory then grows with the
+    findings, not with the input. Results merge with `LintResult.merge`."""
+
+    def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
+                 node: Any = None) -> None:
+        config = config or Config()
+        self.selection = selection or Selection(severities=config.severities)
+        self.ctx = rule_context(config, node)
+        rules = [r for r in all_rules() if self.selection.enabled(r) and (node or not r.needs_node)]
+        self.pod_rules = [r for r in rules if r.target == "pod"]
+        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+
+    def lint(self, documents: Iterable[Document | dict],
+             load_errors: Iterable[LoadError] = ()) -> LintResult:
+        """Findings in the order they were found (load errors first); `sort_findings` orders them."""
+        run = _Run(self)
+        for error in load_errors:
+            run.add_load_error(error)
+        for i, doc in enumerate(documents):
+            if not isinstance(doc, Document):
+                doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+            for item, prefix in expand_lists(doc):
+                run.lint_one(item, prefix)
+        return LintResult(run.findings, run.summary)
+
+
+def finding_order(f: Finding) -> tuple:
+    """The order of findings in every report: file, line, column, rule."""
+    return (f.file or "", f.line or 0, f.column or 0, f.rule)
+
+
+def sort_findings(findings: list[Finding]) -> None:
+    """Sort in place, stably, so findings found file by file come out as one run would give them."""
+    findings.sort(key=finding_order)
 
 
 def rule_context(config: Config, node: Any = None) -> LintContext:
@@ -77,11 +113,9 @@ def rule_context(config: Config, node: Any = None) -> LintContext:
 class _Run:
     """The mutable bookkeeping of one lint run (findings, counts), kept out of module state."""
 
-    def __init__(self, ctx: LintContext, selection: Selection) -> None:
-        self.ctx, self.selection = ctx, selection
-        rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
-        self.pod_rules = [r for r in rules if r.target == "pod"]
-        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+    def __init__(self, linter: Linter) -> None:
+        self.ctx, self.selection = linter.ctx, linter.selection
+        self.pod_rules, self.kubelet_rules = linter.pod_rules, linter.kubelet_rules
         self.findings: list[Finding] = []
         self.summary = Summary()
 

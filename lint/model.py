@@ -73,6 +73,7 @@ class Finding:
     path: str = ""
     suppressed: bool = False
     suppress_reason: str | None = None
+    baseline_state: str | None = None     # with a baseline: "new" or "unchanged" (SARIF's words)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +83,7 @@ class Finding:
             "path": self.path, "message": self.message, "remediation": self.remediation,
             "suppressed": self.suppressed,
             **({"suppressReason": self.suppress_reason} if self.suppress_reason else {}),
+            **({"baselineState": self.baseline_state} if self.baseline_state else {}),
         }
 
 
@@ -93,10 +95,26 @@ class Summary:
     unmanaged: int = 0
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
+    baseline_unchanged: int | None = None     # with a baseline: findings it already records
+    baseline_fixed: int | None = None         # with a baseline: its entries no longer found
+
+    def add(self, other: Summary) -> None:
+        """Add the counts of another batch (another file) of the same run."""
+        self.files += other.files
+        self.objects += other.objects
+        self.skipped += other.skipped
+        self.unmanaged += other.unmanaged
+        for severity, count in other.counts.items():
+            self.counts[severity] += count
+        self.suppressed += other.suppressed
 
     def as_dict(self) -> dict[str, int]:
-        return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
-                "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}
+        out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
+               "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}
+        if self.baseline_unchanged is not None:
+            out["baselineUnchanged"] = self.baseline_unchanged
+            out["baselineFixed"] = self.baseline_fixed or 0
+        return out
 
 
 @dataclass(frozen=True)

@@ -44,12 +44,20 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
 @click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the CPUs available; 1 = in this process). "
+              "Small runs and stdin are always linted in this process.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
+              help="Report and fail only on findings not recorded in this baseline file; "
+              "list its entries that no longer match.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
+              help="Record today's findings in this baseline file (exit 0 once written).")
 def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
-         ignore, show_suppressed) -> None:
+         ignore, show_suppressed, jobs, baseline_path, write_baseline_path) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
+    from numaguard.lint.cli.lint_files import LintSettings, WorkerFailed, default_jobs, lint_paths
     from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
-    from numaguard.lint.load.documents import load_paths
-    from numaguard.lint.engine import Selection, lint_documents
+    from numaguard.lint.engine import Selection
     from numaguard.lint.report import writer_for
     from numaguard.lint.rules.registry import rules_by_id
 
@@ -72,19 +80,22 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
     node = _load_node(node_path, config)
+    baseline = _read_baseline(baseline_path) if baseline_path else None
 
-    documents, errors, files = [], [], 0
-    try:
-        for _source, docs, errs in load_paths(paths, exclude=config.exclude):
-            files += 1
-            documents.extend(docs)
-            errors.extend(errs)
-    except FileNotFoundError as e:
-        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
-    result = lint_documents(documents, config=config, node=node, load_errors=errors,
+    settings = LintSettings(config=config, node=node,
                             selection=Selection(select=select_ids, ignore=ignore_ids,
                                                 severities=config.severities))
-    result.summary.files = files
+    try:
+        result, sources = lint_paths(list(paths), settings, jobs or default_jobs())
+    except FileNotFoundError as e:
+        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    except WorkerFailed as e:
+        raise UsageProblem(str(e)) from None
+    if write_baseline_path:
+        _write_baseline(write_baseline_path, result)
+    if baseline is not None:
+        from numaguard.lint.baseline import apply_baseline
+        apply_baseline(result, baseline, linted_files=sources)
 
     formats = formats or ("text",)
     for i, fmt in enumerate(formats):
@@ -97,10 +108,43 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
         else:
             click.echo(text, nl=False)
     threshold = fail_on or config.fail_on
-    if threshold != "never":
+    if threshold != "never" and not write_baseline_path:
         order = FAIL_ON.index(threshold)
         if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
             sys.exit(1)
+
+
+def _read_baseline(path: str):
+    """The baseline file, or exit 2 with one line saying why it cannot be used."""
+    import json
+
+    from numaguard.lint.baseline import Baseline, BaselineError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return Baseline.from_json(json.load(fh))
+    except FileNotFoundError:
+        raise UsageProblem(f"baseline not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageProblem(f"{path}: cannot read baseline: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageProblem(f"{path}: not JSON: {e}") from None
+    except BaselineError as e:
+        raise UsageProblem(f"{path}: {e}") from None
+
+
+def _write_baseline(path: str, result) -> None:
+    import json
+
+    from numaguard.lint.baseline import Baseline
+
+    baseline = Baseline.from_findings(result.findings)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(baseline.to_json(), indent=2) + "\n")
+    except OSError as e:
+        raise UsageProblem(f"{path}: cannot write baseline: {e.strerror or e}") from None
+    click.echo(f"numaguard: recorded {sum(baseline.counts.values())} finding(s) in {path}", err=True)
 
 
 def _load_node(node_path: str | None, config):
