@@ -58,7 +58,7 @@ class Violation:
     remediation: str | None = None        # overrides the rule's generic remediation
 
 
-@dataclass
+@dataclass(slots=True)      # many thousands live until the report is written
 class Finding:
     rule: str
     name: str
