@@ -28,7 +28,22 @@ class Config:
     exclude: tuple[str, ...] = ()
     fail_on: str = "error"
     webhook_mode: str = "enforce"
+    webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     base_dir: str = "."                          # where relative paths in the file resolve
+
+    def names_pool_kubelet_config(self, source: str | None) -> bool:
+        """Whether `pool.kubeletConfigs` names this file (globs relative to the config file's
+        folder, or to the working directory; `**` crosses folders; a pattern without `/`
+        matches a file name anywhere, like `exclude:`)."""
+        if not source or not self.pool.kubelet_configs:
+            return False
+        import os
+
+        from numaguard.lint.load.files import _excluder
+
+        matches = _excluder(self.pool.kubelet_configs)
+        relative = os.path.relpath(source, self.base_dir).replace(os.sep, "/")
+        return matches(source.replace(os.sep, "/"), relative)
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -55,13 +70,15 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
         scope_all=data.get("scope") == "all",
-        pool=PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint")),
+        pool=PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
+                          kubelet_configs=tuple(pool.get("kubeletConfigs") or ())),
         node=data.get("node"),
         severities={rid: None if sev == "off" else Severity(sev)
                     for rid, sev in (data.get("rules") or {}).items()},
         exclude=tuple(data.get("exclude") or ()),
         fail_on=data.get("failOn", "error"),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
+        webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         base_dir=base_dir,
     )
 

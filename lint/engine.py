@@ -1,23 +1,34 @@
 """The engine: parsed documents in, findings out. No files, no terminals, no HTTP.
 
 `lint_documents` is what the CLI, the webhook and library users call. It classifies each
-document (pod carrier, KubeletConfiguration, or skipped), runs the schema check (NG002) and,
-when that passes, every enabled rule for that kind of object, then resolves each violation's
-path to a line and column, applies severity overrides and suppressions, and counts.
+document (pod carrier, KubeletConfiguration, checkpoint file, node, or skipped), runs the
+schema check (NG002) and, when that passes, every enabled rule for that kind of object, then
+resolves each violation's path to a line and column, applies severity overrides and
+suppressions, and counts.
+
+After the documents, a pool pass (`_PoolInputs`) judges what belongs together: every
+KubeletConfiguration of the run as one pool (NG401), the nodes' hardware (NG404, NG405) and
+the kubelet's checkpoint files (NG402, NG403, NG406-NG408). It works from small per-document
+extracts (`KubeletExtract`, `CheckpointExtract`, `NodeHardware`, pod uids) taken while each
+document is linted, never from retained documents.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
-from numaguard.lint.objects import classify
+from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
+from numaguard.lint.rules.node import CHECKPOINT_CORRUPT, CheckpointExtract, checkpoint_findings
+from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
+                                       hardware_from_nrt, pool_findings)
+from numaguard.lint.k8s.checkpoints import checkpoint_kind
 
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
@@ -51,46 +62,72 @@ class LintResult:
         """What counts: not suppressed, and not already recorded in a baseline."""
         return [f for f in self.findings if not f.suppressed and f.baseline_state != "unchanged"]
 
-    def merge(self, other: LintResult) -> None:
-        """Add another batch's findings and counts to this one (findings unsorted)."""
-        self.findings.extend(other.findings)
-        self.summary.add(other.summary)
-
 
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
                    load_errors: Iterable[LoadError] = ()) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
-    result = Linter(config=config, selection=selection, node=node).lint(documents, load_errors)
-    sort_findings(result.findings)
-    return result
+    linter = Linter(config=config, selection=selection, node=node)
+    linter.lint(documents, load_errors)
+    return linter.finish()
+
+
+@dataclass
+class RunPart:
+    """What one batch of files leaves behind once its documents are dropped: findings, counts
+    and the pool pass's extracts. Worker processes return one; `Linter.absorb` merges it."""
+
+    findings: list[Finding]
+    summary: Summary
+    pool: _PoolInputs
 
 
 class Linter:
-    """Lints one batch of documents at a time (the CLI: one file), so a caller can keep the
-    findings and drop the documents before the next file is loaded; memory then grows with the
-    findings, not with the input. Results merge with `LintResult.merge`."""
+    """One lint run fed a batch of documents at a time (the CLI: one file and its kubelet
+    drop-ins), so that a caller can drop each file's documents before loading the next: memory
+    then follows the findings, not the input. `finish` runs the pool pass over what every batch
+    left behind and returns the findings in the reports' order."""
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None) -> None:
         config = config or Config()
-        self.selection = selection or Selection(severities=config.severities)
-        self.ctx = rule_context(config, node)
-        rules = [r for r in all_rules() if self.selection.enabled(r) and (node or not r.needs_node)]
-        self.pod_rules = [r for r in rules if r.target == "pod"]
-        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        selection = selection or Selection(severities=config.severities)
+        self._run = _Run(rule_context(config, node), selection, config.names_pool_kubelet_config)
 
-    def lint(self, documents: Iterable[Document | dict],
-             load_errors: Iterable[LoadError] = ()) -> LintResult:
-        """Findings in the order they were found (load errors first); `sort_findings` orders them."""
-        run = _Run(self)
+    def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
+        """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
+        run = self._run
         for error in load_errors:
             run.add_load_error(error)
-        for i, doc in enumerate(documents):
-            if not isinstance(doc, Document):
-                doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+        docs = [doc if isinstance(doc, Document) else
+                Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+                for i, doc in enumerate(documents)]
+        run.collect_dropins(docs)
+        for doc in docs:
             for item, prefix in expand_lists(doc):
                 run.lint_one(item, prefix)
+        run.dropins.clear()          # keyed by id(): must not outlive the batch's documents
+        run.merged_dropins.clear()
+
+    def take(self) -> RunPart:
+        """Hand over (and forget) what the batches so far left behind."""
+        run = self._run
+        part = RunPart(run.findings, run.summary, run.pool)
+        run.findings, run.summary, run.pool = [], Summary(), _PoolInputs()
+        return part
+
+    def absorb(self, part: RunPart) -> None:
+        """Merge what another Linter (a worker's) left behind, in file order."""
+        run = self._run
+        run.findings.extend(part.findings)
+        run.summary.add(part.summary)
+        run.pool.merge(part.pool)
+
+    def finish(self) -> LintResult:
+        """Run the pool pass and return every finding, sorted as the reports show them."""
+        run = self._run
+        run.pool_pass()
+        sort_findings(run.findings)
         return LintResult(run.findings, run.summary)
 
 
@@ -100,7 +137,7 @@ def finding_order(f: Finding) -> tuple:
 
 
 def sort_findings(findings: list[Finding]) -> None:
-    """Sort in place, stably, so findings found file by file come out as one run would give them."""
+    """Sort in place, stably: findings found file by file come out as one run gives them."""
     findings.sort(key=finding_order)
 
 
@@ -113,14 +150,40 @@ def rule_context(config: Config, node: Any = None) -> LintContext:
 class _Run:
     """The mutable bookkeeping of one lint run (findings, counts), kept out of module state."""
 
-    def __init__(self, linter: Linter) -> None:
-        self.ctx, self.selection = linter.ctx, linter.selection
-        self.pod_rules, self.kubelet_rules = linter.pod_rules, linter.kubelet_rules
+    def __init__(self, ctx: LintContext, selection: Selection,
+                 names_pool_kubelet_config=lambda source: False) -> None:
+        self.ctx, self.selection = ctx, selection
+        self.names_pool_kubelet_config = names_pool_kubelet_config
+        self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
+        self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
+        rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
+        self.pod_rules = [r for r in rules if r.target == "pod"]
+        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
         self.findings: list[Finding] = []
         self.summary = Summary()
+        self.pool = _PoolInputs()
 
     # -- documents ---------------------------------------------------------------------
+    def collect_dropins(self, docs: list[Document]) -> None:
+        """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
+        in this run; the drop-ins are then linted as part of the merged configuration."""
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner
+
+        mains = {d.source for d in docs if d.source and _is_kubelet_config(d.data)}
+        for d in sorted(docs, key=lambda d: (d.source or "", d.index)):
+            owner = dropin_owner(d.source)
+            if owner in mains and _is_kubelet_config(d.data):
+                self.dropins.setdefault(owner, []).append(d)
+                self.merged_dropins.add(id(d))
+
     def add_load_error(self, error: LoadError) -> None:
+        if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
+            self.summary.objects += 1
+            self._emit(CHECKPOINT_CORRUPT, Violation(path=(), message="the kubelet cannot restore this "
+                                                     f"checkpoint: not JSON: {error.message}"),
+                       file=error.source, position=(error.line, error.column) if error.line else None,
+                       ref=None, ignores=frozenset())
+            return
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
                    position=(error.line, error.column) if error.line else None, ref=None,
                    ignores=frozenset())
@@ -132,10 +195,27 @@ class _Run:
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
                            Violation(path=(), message=f"list item is {what}, not a mapping"))
             return
+        kind = checkpoint_kind(data, doc.source)
+        if kind is not None:
+            self.summary.objects += 1
+            label = _label(doc, prefix)
+            extract = CheckpointExtract.of(label, data, kind, positions=_positions(data),
+                                           ignores=doc.ignores)
+            self.pool.add(label, doc, prefix, checkpoint=extract)
+            return
         found = classify(data)
         if found.kind == "skip":
+            hardware = _hardware(data, _label(doc, prefix))
+            if hardware is not None:
+                self.summary.objects += 1
+                self.pool.add(hardware.source, doc, prefix, node=hardware)
+                return
             self.summary.skipped += 1
             return
+        if found.kind == "pod" and found.ref.kind == "Pod" and isinstance(data.get("metadata"), dict):
+            uid = data["metadata"].get("uid")
+            if isinstance(uid, str) and uid:
+                self.pool.pod_uids.add(uid)
         self.summary.objects += 1
         if found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
@@ -147,8 +227,15 @@ class _Run:
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
         from numaguard.lint.k8s.pod_schema import pod_schema_violations
-        from numaguard.lint.rules.pods import pod_scope
+        from numaguard.lint.rules.pods import VALIDITY_RULES, pod_scope
 
+        # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
+        # the pool) gets no NG002 either (README "Which pods are policy-checked").
+        scope = pod_scope(pod, self.ctx)
+        if scope in ("out", "unmanaged"):
+            self.summary.unmanaged += scope == "unmanaged"
+            return
+        self.summary.assumed_managed += scope == "assumed"
         prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec)
         ignores = doc.ignores | _annotation_ignores(pod.annotations)
@@ -157,25 +244,94 @@ class _Run:
             for v in problems:
                 self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
             return
-        scope = pod_scope(pod, self.ctx)
-        if scope != "managed":
-            self.summary.unmanaged += scope == "unmanaged"
-            return
+        ctx = self.ctx if scope != "validity" else replace(self.ctx, in_pool=False)
         for rule in self.pod_rules:
-            for v in rule.check(pod, self.ctx):
+            if scope == "validity" and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(pod, ctx):
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
-        from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
+        """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
+        as the kubelet reads it: unknown fields are reported (NG002) and dropped, the rest is
+        checked; what stops any kubelet applies to every configuration, the pool requirements
+        only to pool configurations (`kubelet_in_pool`)."""
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
+        from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
 
-        problems = kubelet_schema_violations(data)
-        for v in problems:
-            self._emit_doc(doc, prefix, ref, INVALID_OBJECT, v, doc.ignores)
-        if problems:
+        if id(doc) in self.merged_dropins and not prefix:
+            self.summary.objects -= 1             # linted as part of its main configuration
             return
+        parts = [doc] + (self.dropins.get(doc.source or "", []) if not prefix else [])
+        decoded = []
+        for part in parts:
+            part_prefix = prefix if part is doc else ()
+            result = decode_kubelet_config(_at(part.data, part_prefix))
+            for v in result.violations:
+                self._emit_doc(part, part_prefix, ref, INVALID_OBJECT, v, part.ignores)
+            decoded.append(result)
+        if any(d.fatal for d in decoded):
+            return                                # the kubelet cannot decode the file at all
+        if dropin_owner(doc.source) is not None and len(parts) == 1 and not prefix:
+            return                                # a drop-in alone is not a whole configuration
+        effective = merge_kubelet_configs(decoded[0].effective, [d.effective for d in decoded[1:]])
+        named = any(self.names_pool_kubelet_config(p.source) for p in parts if p.source)
+        in_pool = kubelet_in_pool(effective, self.ctx, named)
+        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        ignores = frozenset().union(*(p.ignores for p in parts))
         for rule in self.kubelet_rules:
-            for v in rule.check(data, self.ctx):
-                self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+            if not in_pool and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(effective, ctx):
+                if len(parts) == 1:
+                    self._emit_doc(doc, prefix, ref, rule, v, ignores)
+                else:
+                    self._emit_merged(parts, ref, rule, v, ignores)
+        if in_pool:
+            # Only the pool's configurations are compared with each other (NG401): the EKS
+            # default next to a kubeadm file in one repository are not one pool.
+            label = _label(doc, prefix)
+            self.pool.add(label, doc, prefix, kubelet=KubeletExtract.of(
+                label, effective, version=self.ctx.kubernetes_version, positions=_positions(data),
+                ref=ref, ignores=ignores))
+
+    def _emit_merged(self, parts: list[Document], ref: ObjectRef, rule: Rule, v: Violation,
+                     ignores: frozenset[str]) -> None:
+        """A finding on a merged configuration points at the file that set the effective value
+        (the last drop-in holding the field, else the main file)."""
+        from numaguard.lint.k8s.kubelet_dropin import origin_index
+
+        which, _ = origin_index([p.data for p in parts], tuple(v.path))
+        part = parts[which]
+        position = position_of(part.data, tuple(v.path)) or ((part.line, 1) if part.line else None)
+        self._emit(rule, v, file=part.source, position=position, ref=ref, ignores=ignores,
+                   path=tuple(v.path))
+
+    # -- the pool pass -----------------------------------------------------------------
+    def pool_pass(self) -> None:
+        pool = self.pool
+        pool.name_documents_apart()
+        violations = pool_findings(pool.kubelets, pool.nodes)
+        if pool.checkpoints:
+            topology = getattr(self.ctx.node, "topology", None)
+            violations += checkpoint_findings(pool.checkpoints, kubelet_config=pool.node_config(self.ctx),
+                                              topology=topology, pod_uids=pool.pod_uids or None)
+        for pv in violations:
+            self._emit_pool(pv)
+
+    def _emit_pool(self, pv: PoolViolation) -> None:
+        where = self.pool.where.get(pv.source)
+        if where is None:       # a caller-made extract: no file, no positions
+            self._emit(pv.rule, pv.violation, file=pv.source, position=None, ref=pv.ref,
+                       ignores=pv.ignores, path=tuple(pv.violation.path))
+            return
+        doc, prefix, positions = where
+        rel = tuple(pv.violation.path)
+        position = next((positions[rel[:n]] for n in range(len(rel), 0, -1) if rel[:n] in positions),
+                        (doc.line, 1) if doc.line else None)
+        self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
+                   ignores=pv.ignores, path=prefix + rel)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
@@ -202,6 +358,116 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[severity.value] += 1
+
+
+def _is_kubelet_config(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    api_version = data.get("apiVersion")
+    return (data.get("kind") == KUBELET_CONFIG_KIND and isinstance(api_version, str)
+            and api_version.startswith(KUBELET_CONFIG_GROUP))
+
+
+@dataclass
+class _PoolInputs:
+    """The per-document extracts the pool pass needs, and where each came from (the document
+    object is kept only for its source, first line and position lookups of the findings)."""
+
+    kubelets: list[KubeletExtract] = field(default_factory=list)
+    checkpoints: list[CheckpointExtract] = field(default_factory=list)
+    nodes: list[NodeHardware] = field(default_factory=list)
+    pod_uids: set[str] = field(default_factory=set)
+    where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
+
+    def merge(self, other: _PoolInputs) -> None:
+        """Add the extracts of a later batch (a worker's files), keeping file order."""
+        self.kubelets.extend(other.kubelets)
+        self.checkpoints.extend(other.checkpoints)
+        self.nodes.extend(other.nodes)
+        self.pod_uids |= other.pod_uids
+        self.where.update(other.where)
+
+    def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
+            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None) -> None:
+        positions: dict = {}
+        if kubelet is not None:
+            self.kubelets.append(kubelet)
+            positions = kubelet.positions
+        if checkpoint is not None:
+            self.checkpoints.append(checkpoint)
+            positions = checkpoint.positions
+        if node is not None:
+            self.nodes.append(node)
+            positions = {p: pos for p in node.paths.values() if (pos := position_of(doc.data, prefix + p))}
+        self.where[label] = (_DocPlace(doc.source, doc.line), prefix, positions)
+
+    def name_documents_apart(self) -> None:
+        """A file holding several of the pool's documents: name each by file and line (the
+        first one was named by its file alone while the file was being read)."""
+        from dataclasses import replace
+        files = [place.source for place, _, _ in self.where.values()]
+        for i, e in enumerate(self.kubelets):
+            place = self.where[e.source][0]
+            if e.source == place.source and files.count(place.source) > 1 and place.line:
+                label = f"{place.source}:{place.line}"
+                self.where[label] = self.where.pop(e.source)
+                self.kubelets[i] = replace(e, source=label)
+
+    def node_config(self, ctx: LintContext) -> dict | None:
+        """The configuration the checkpoints are judged against: the node description's, else
+        the run's KubeletConfigurations when they agree on the managers' policies and reserved
+        CPUs (the first one's Topology Manager policy then decides the NUMA-span check)."""
+        kc = getattr(ctx.node, "kubelet_config", None) if ctx.node is not None else None
+        if isinstance(kc, dict):
+            return kc
+        if isinstance(ctx.kubelet_config, dict):
+            return ctx.kubelet_config
+        keys = ("cpuManagerPolicy",), ("memoryManagerPolicy",), ("reservedSystemCPUs",)
+        distinct = {tuple(e.settings.get(key) for key in keys) for e in self.kubelets}
+        return self.kubelets[0].config if len(distinct) == 1 else None
+
+
+@dataclass(frozen=True)
+class _DocPlace:
+    source: str | None
+    line: int | None
+
+
+def _label(doc: Document, prefix: Path) -> str:
+    """How the pool pass names a document: its file, with the line when the file holds more
+    than this document."""
+    source = doc.source or "<input>"
+    line = position_of(doc.data, prefix + ("kind",)) if prefix else None
+    line = line[0] if line else doc.line
+    return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
+
+
+def _positions(data: Any, depth: int = 5) -> dict[Path, tuple[int, int]]:
+    """The (line, column) of every field down to `depth` levels (small documents only:
+    KubeletConfigurations and checkpoint files)."""
+    out: dict[Path, tuple[int, int]] = {}
+
+    def walk(node: Any, path: Path) -> None:
+        if len(path) >= depth or not isinstance(node, dict):
+            return
+        marks = getattr(node, "marks", None) or {}
+        for key, value in node.items():
+            step = str(key) if isinstance(key, int) and not isinstance(key, bool) else key
+            if key in marks:
+                out[path + (step,)] = marks[key]
+            walk(value, path + (step,))
+
+    walk(data, ())
+    return out
+
+
+def _hardware(data: dict, label: str) -> NodeHardware | None:
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    if kind == "Node" and api == "v1":
+        return hardware_from_node_object(data, label)
+    if kind == "NodeResourceTopology" and api.startswith("topology.node.k8s.io/"):
+        return hardware_from_nrt(data, label)
+    return None
 
 
 def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:

@@ -93,6 +93,7 @@ class Summary:
     objects: int = 0
     skipped: int = 0
     unmanaged: int = 0
+    assumed_managed: int = 0        # pods taken as meant for the pool because none is configured
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
     baseline_unchanged: int | None = None     # with a baseline: findings it already records
@@ -104,13 +105,15 @@ class Summary:
         self.objects += other.objects
         self.skipped += other.skipped
         self.unmanaged += other.unmanaged
+        self.assumed_managed += other.assumed_managed
         for severity, count in other.counts.items():
             self.counts[severity] += count
         self.suppressed += other.suppressed
 
     def as_dict(self) -> dict[str, int]:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
-               "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}
+               "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
+               "suppressed": self.suppressed}
         if self.baseline_unchanged is not None:
             out["baselineUnchanged"] = self.baseline_unchanged
             out["baselineFixed"] = self.baseline_fixed or 0
@@ -123,3 +126,4 @@ class PoolSettings:
 
     node_labels: dict[str, str] = field(default_factory=dict)
     taint: dict[str, str] | None = None       # {key, value, effect}
+    kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files

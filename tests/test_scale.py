@@ -14,7 +14,7 @@ from numaguard.lint.cli.lint_files import LintSettings, lint_paths, plan_chunks
 from numaguard.lint.cli.main import main
 from numaguard.lint.config import Config
 from numaguard.lint.engine import Selection, lint_documents
-from numaguard.lint.load.documents import load_paths
+from numaguard.lint.load.documents import load_paths, load_text
 from numaguard.lint.load.files import input_files
 from numaguard.lint.report import FORMATS, writer_for
 
@@ -62,7 +62,8 @@ def test_workers_give_byte_identical_reports(tmp_path):
     two, sources_two = lint_paths([str(tree)], SETTINGS, jobs=2, parallel_from_bytes=0)
     assert _render_all(two) == _render_all(one)
     assert sorted(sources_two) == sorted(sources_one)
-    assert two.summary.files == len(files) == len(sources_one)
+    assert len(sources_one) == len(files)
+    assert two.summary.files == one.summary.files == len(files) + 1    # and one kubelet drop-in
 
 
 def test_file_by_file_matches_the_library_over_all_documents(tmp_path):
@@ -72,6 +73,12 @@ def test_file_by_file_matches_the_library_over_all_documents(tmp_path):
         files += 1
         documents.extend(docs)
         errors.extend(errs)
+    # the library is given what the CLI reads besides: the EKS fixture's kubelet drop-in
+    dropin = next(tree.rglob("*.conf"))
+    more, more_errors = load_text(dropin.read_bytes(), str(dropin))
+    documents.extend(more)
+    errors.extend(more_errors)
+    files += 1
     everything = lint_documents(documents, load_errors=errors)
     everything.summary.files = files
     by_file, _ = lint_paths([str(tree)], SETTINGS, jobs=1)

@@ -18,10 +18,9 @@ from functools import partial
 from typing import Any, Iterator
 
 from numaguard.lint.config import Config
-from numaguard.lint.engine import Linter, LintResult, Selection, sort_findings
-from numaguard.lint.load.documents import load_file
+from numaguard.lint.engine import Linter, LintResult, RunPart, Selection
+from numaguard.lint.load.documents import Document, LoadError, load_file, load_text
 from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
-from numaguard.lint.model import Summary
 
 # Below this many bytes of input a run stays in process. Measured on the 2-core development
 # machine under load (generated manifests, median of 5): 0.12 MB took 0.53 s in process and
@@ -34,6 +33,10 @@ MIN_CHUNK_BYTES = 64 * 1024
 
 class WorkerFailed(RuntimeError):
     """A worker process died (killed, out of memory): the run cannot be trusted."""
+
+
+class InputProblem(RuntimeError):
+    """Input that stops the run (a kubelet drop-in that cannot be read): one line, exit 2."""
 
 
 @dataclass(frozen=True)
@@ -54,30 +57,55 @@ def default_jobs() -> int:
 
 
 def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
-               parallel_from_bytes: int | None = None) -> tuple[LintResult, list[str]]:
-    """Lint every file `paths` names; returns the result (findings sorted) and the sources
-    linted. Raises FileNotFoundError for a path that does not exist, WorkerFailed when a
-    worker process dies."""
+               parallel_from_bytes: int | None = None,
+               extra_documents: list[Document] = ()) -> tuple[LintResult, list[str]]:
+    """Lint every file `paths` names, each with its kubelet drop-ins, then `extra_documents`
+    not already linted (a node description's KubeletConfiguration), then the pool pass.
+    Returns the result (findings sorted) and the sources linted. Raises FileNotFoundError for
+    a path that does not exist, WorkerFailed when a worker process dies, InputProblem."""
     files = list(input_files(paths, settings.config.exclude))
     local = [f for f in files if f == STDIN_ARGUMENT]
     remote = [f for f in files if f != STDIN_ARGUMENT]
     if parallel_from_bytes is None:
         parallel_from_bytes = PARALLEL_FROM_BYTES
     chunks = plan_chunks(remote, jobs, parallel_from_bytes)
-    result = LintResult([], Summary())
+    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
     sources: list[str] = []
+    count = 0
     if chunks is None:
         local = files
     else:
-        for findings, summary, chunk_sources in _run_workers(chunks, settings, jobs):
-            result.merge(LintResult(findings, summary))
+        for part, chunk_sources, chunk_count in _run_workers(chunks, settings, jobs):
+            linter.absorb(part)
             sources.extend(chunk_sources)
+            count += chunk_count
     if local:
-        findings, summary, local_sources = lint_chunk(local, settings)
-        result.merge(LintResult(findings, summary))
+        local_sources, local_count = _lint_files(linter, local)
         sources.extend(local_sources)
-    sort_findings(result.findings)
+        count += local_count
+    count += _lint_extra(linter, extra_documents, sources)
+    result = linter.finish()
+    result.summary.files = count
     return result, sources
+
+
+def _lint_extra(linter: Linter, documents: list[Document], sources: list[str]) -> int:
+    """The documents not linted with the files (an inline configuration, index < 0, or one
+    from a file not given); returns how many files that added."""
+    linted = {os.path.normpath(s) for s in sources}
+    extra = [d for d in documents if d.index < 0 or os.path.normpath(d.source) not in linted]
+    if not extra:
+        return 0
+    count = 0
+    dropin_docs: list[Document] = []
+    dropin_errors: list[LoadError] = []
+    for source in dict.fromkeys(d.source for d in extra):
+        found, errors, files = _dropins(source, [d for d in extra if d.source == source])
+        dropin_docs += found
+        dropin_errors += errors
+        count += files + (os.path.normpath(source) not in linted)
+    linter.lint(extra + dropin_docs, dropin_errors)
+    return count
 
 
 def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[list[str]] | None:
@@ -106,23 +134,66 @@ def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[l
     return chunks
 
 
-def lint_chunk(files: list[str], settings: LintSettings
-               ) -> tuple[list, Summary, list[str]]:
-    """Lint files one by one, keeping only findings and counts (runs in a worker, or here)."""
+def lint_chunk(files: list[str], settings: LintSettings) -> tuple[RunPart, list[str], int]:
+    """A worker's share: lint `files` one by one and hand back what they left behind."""
     linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
-    findings: list = []
-    summary = Summary()
+    sources, count = _lint_files(linter, files)
+    return linter.take(), sources, count
+
+
+def _lint_files(linter: Linter, files: list[str]) -> tuple[list[str], int]:
+    """Load, lint and drop each file (with its kubelet drop-ins); returns the sources and how
+    many files were read."""
     sources = []
+    count = 0
     for path in files:
         with _collector_paused():
             source, documents, errors = load_file(path)
-            one = linter.lint(documents, errors)
-            del documents           # drop the parsed file before the next one is read
-        findings.extend(one.findings)
-        summary.add(one.summary)
-        summary.files += 1
+            found, dropin_errors, dropin_files = _dropins(source, documents)
+            linter.lint(documents + found, errors + dropin_errors)
+            del documents, found        # drop the parsed file before the next one is read
         sources.append(source)
-    return findings, summary, sources
+        count += 1 + dropin_files
+    return sources, count
+
+
+def _dropins(source: str, documents: list[Document]) -> tuple[list[Document], list[LoadError], int]:
+    """The kubelet drop-ins of a KubeletConfiguration file: the `*.conf` files under
+    `<file>.d/` (numaguard.lint.k8s.kubelet_dropin), in the order the kubelet's
+    `filepath.WalkDir` visits them. Returns (documents, errors, files read)."""
+    from numaguard.lint.k8s.kubelet_dropin import DROPIN_DIR_SUFFIX, DROPIN_SUFFIX
+
+    if not source or not any(isinstance(d.data, dict) and d.data.get("kind") == "KubeletConfiguration"
+                             for d in documents):
+        return [], [], 0
+    folder = source + DROPIN_DIR_SUFFIX
+    if not os.path.isdir(folder):
+        return [], [], 0
+
+    def walk(directory: str):
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir():
+                yield from walk(entry.path)
+            elif entry.name.endswith(DROPIN_SUFFIX):
+                yield entry.path
+
+    docs: list[Document] = []
+    errors: list[LoadError] = []
+    files = 0
+    for path in walk(folder):
+        try:
+            with open(path, "rb") as fh:
+                found, errs = load_text(fh.read(), path)
+        except OSError as e:
+            raise InputProblem(f"{path}: cannot read: {e.strerror}") from None
+        files += 1
+        docs.extend(found)
+        errors.extend(errs)
+    return docs, errors, files
 
 
 @contextmanager

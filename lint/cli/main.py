@@ -28,7 +28,10 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@click.option("--pool", "pool_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A directory of one node pool's KubeletConfigurations (and checkpoints, Node and "
+              "NodeResourceTopology objects), judged together with everything else given (NG4xx).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
 @click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
@@ -52,11 +55,15 @@ def main() -> None:
               "list its entries that no longer match.")
 @click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
               help="Record today's findings in this baseline file (exit 0 once written).")
-def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
+def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed, jobs, baseline_path, write_baseline_path) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
-    from numaguard.lint.cli.lint_files import LintSettings, WorkerFailed, default_jobs, lint_paths
+    paths = tuple(paths) + tuple(pool_dirs)
+    if not paths:
+        raise UsageProblem("give at least one PATH (or --pool DIR)")
     from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
+    from numaguard.lint.cli.lint_files import (InputProblem, LintSettings, WorkerFailed, default_jobs,
+                                               lint_paths)
     from numaguard.lint.engine import Selection
     from numaguard.lint.report import writer_for
     from numaguard.lint.rules.registry import rules_by_id
@@ -72,6 +79,8 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
             config = replace(config, kubernetes_version=parse_version(kubernetes_version))
     except ConfigError as e:
         raise UsageProblem(str(e)) from None
+    if pool_dirs:
+        config = _with_pool_dirs(config, pool_dirs)
     known = rules_by_id()
     select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
     for rid in (*select_ids, *ignore_ids, *config.severities):
@@ -79,17 +88,19 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
             raise UsageProblem(f"unknown rule id or prefix: {rid}")
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
-    node = _load_node(node_path, config)
+    node, node_kubelet_docs = _load_node(node_path, config)
+
     baseline = _read_baseline(baseline_path) if baseline_path else None
 
     settings = LintSettings(config=config, node=node,
                             selection=Selection(select=select_ids, ignore=ignore_ids,
                                                 severities=config.severities))
     try:
-        result, sources = lint_paths(list(paths), settings, jobs or default_jobs())
+        result, sources = lint_paths(list(paths), settings, jobs or default_jobs(),
+                                     extra_documents=node_kubelet_docs)
     except FileNotFoundError as e:
         raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
-    except WorkerFailed as e:
+    except (WorkerFailed, InputProblem) as e:
         raise UsageProblem(str(e)) from None
     if write_baseline_path:
         _write_baseline(write_baseline_path, result)
@@ -112,6 +123,17 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
         order = FAIL_ON.index(threshold)
         if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
             sys.exit(1)
+
+
+def _with_pool_dirs(config, pool_dirs):
+    """The KubeletConfigurations under `--pool DIR` are the pool's by the user's word: held to
+    the pool requirements like those `pool.kubeletConfigs` names."""
+    import os
+    from dataclasses import replace
+
+    globs = tuple(os.path.normpath(d).replace(os.sep, "/").rstrip("/") + "/**" for d in pool_dirs)
+    return replace(config, pool=replace(config.pool,
+                                        kubelet_configs=config.pool.kubelet_configs + globs))
 
 
 def _read_baseline(path: str):
@@ -148,22 +170,85 @@ def _write_baseline(path: str, result) -> None:
 
 
 def _load_node(node_path: str | None, config):
-    """The node description from --node, else from the config file (relative to it)."""
+    """The node description from --node, else from the config file (relative to it), and the
+    KubeletConfiguration documents to lint in its place when the node's own configuration does
+    not fit the machine (reserved CPUs it lacks, reservedMemory on a NUMA node it lacks or
+    larger than it): the kubelet would refuse to start, which is a finding on that
+    configuration (NG208, NG209), not a reason to stop. Exit 2 stays for a node description
+    that cannot be used at all."""
     import os
 
     if not node_path and not config.node:
-        return None
+        return None, []
     from numaguard.lint.numa.node import NodeError, load_node_file
 
     path = node_path or config.node
     if not node_path and not path.startswith("builtin:") and not os.path.isabs(path):
         path = os.path.join(config.base_dir, path)
     try:
-        return load_node_file(path)
+        return load_node_file(path), []
     except FileNotFoundError:
         raise UsageProblem(f"node description not found: {path}") from None
     except NodeError as e:
-        raise UsageProblem(str(e)) from None
+        recovered = _node_without_kubelet_config(path)
+        if recovered is None:
+            raise UsageProblem(str(e)) from None
+        return recovered
+
+
+def _node_without_kubelet_config(path: str):
+    """(the node without its KubeletConfiguration, that configuration as lintable documents),
+    or None when the node description is unusable even without it. The configuration is a
+    KubeletConfiguration document in the node file, `spec.kubeletConfig` inline (a document
+    pointing into the node file, index -1), or the file `spec.kubeletConfig` names."""
+    import os
+
+    from numaguard.lint.load.documents import Document, load_text
+    from numaguard.lint.numa.node import NodeError, load_node
+
+    if path.startswith("builtin:"):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    docs, errors = load_text(raw, path)
+    if errors or not docs:
+        return None
+    base_dir = os.path.dirname(path)
+    topology, kubelet_docs = [], []
+    for doc in docs:
+        data = doc.data
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind == "KubeletConfiguration":
+            kubelet_docs.append(doc)
+            continue
+        spec = data.get("spec") if isinstance(data, dict) else None
+        if kind == "NodeProfile" and isinstance(spec, dict) and "kubeletConfig" in spec:
+            ref = spec["kubeletConfig"]
+            if isinstance(ref, dict):
+                kubelet_docs.append(Document(source=path, index=-1, data=ref,
+                                             line=doc.line, ignores=doc.ignores))
+            elif isinstance(ref, str):
+                target = ref if os.path.isabs(ref) else os.path.join(base_dir, ref)
+                try:
+                    with open(target, "rb") as fh:
+                        found, errs = load_text(fh.read(), target)
+                except OSError:
+                    return None
+                kubelet_docs.extend(d for d in found if isinstance(d.data, dict)
+                                    and d.data.get("kind") == "KubeletConfiguration")
+            data = {**data, "spec": {k: v for k, v in spec.items() if k != "kubeletConfig"}}
+        topology.append(data)
+    if not kubelet_docs:
+        return None
+    try:
+        node = load_node(topology if len(topology) != 1 else topology[0], source=path,
+                         base_dir=base_dir)
+    except NodeError:
+        return None
+    return node, kubelet_docs
 
 
 @main.command()
@@ -182,7 +267,14 @@ def _attach_numa_commands() -> None:
     main.add_command(node)
 
 
+def _attach_webhook_commands() -> None:
+    from numaguard.lint.cli.webhook import webhook
+
+    main.add_command(webhook)
+
+
 _attach_numa_commands()
+_attach_webhook_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -13,8 +13,10 @@ from typing import Any, Callable, Iterable, Literal
 from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
-# document; "input": emitted by the loader and schema checks, not by a check function.
-Target = Literal["pod", "kubelet", "input"]
+# document; "input": emitted by the loader and schema checks, not by a check function;
+# "pool" and "checkpoint": emitted by the engine's pool pass (`numaguard.lint.rules.pool`,
+# `numaguard.lint.rules.node`) over everything a run read, not by a check function.
+Target = Literal["pod", "kubelet", "input", "pool", "checkpoint"]
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,4 @@ class LintContext:
     pool: PoolSettings = PoolSettings()
     node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
+    in_pool: bool = True                      # the subject is meant for the managed pool (policy tier)
