@@ -11,6 +11,7 @@ from typing import Any
 
 _EXPORTS = {
     "lint_documents": "engine", "LintResult": "engine", "Selection": "engine",
+    "Linter": "engine", "sort_findings": "engine",
     "load_text": "load.documents", "load_paths": "load.documents", "Document": "load.documents",
     "Finding": "model", "Severity": "model", "ObjectRef": "model",
     "Config": "config", "config_from_dict": "config",

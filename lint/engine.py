@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
+from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
@@ -55,37 +56,95 @@ class Selection:
 class LintResult:
     findings: list[Finding]
     summary: Summary
+    fixed: list[BaselineEntry] = field(default_factory=list)   # baseline entries no longer found
 
     @property
     def active(self) -> list[Finding]:
-        return [f for f in self.findings if not f.suppressed]
+        """What counts: not suppressed, and not already recorded in a baseline."""
+        return [f for f in self.findings if not f.suppressed and f.baseline_state != "unchanged"]
 
 
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
                    load_errors: Iterable[LoadError] = ()) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
-    config = config or Config()
-    selection = selection or Selection(severities=config.severities)
-    ctx = rule_context(config, node)
-    run = _Run(ctx, selection, config.names_pool_kubelet_config)
-    for error in load_errors:
-        run.add_load_error(error)
-    docs = [doc if isinstance(doc, Document) else
-            Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
-            for i, doc in enumerate(documents)]
-    run.collect_dropins(docs)
-    for doc in docs:
-        reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
-        if reason is not None:
-            run.summary.skip(reason)
-            run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
-            continue
-        for item, prefix in expand_lists(doc):
-            run.lint_one(item, prefix)
-    run.pool_pass()
-    run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
-    return LintResult(run.findings, run.summary)
+    linter = Linter(config=config, selection=selection, node=node)
+    linter.lint(documents, load_errors)
+    return linter.finish()
+
+
+@dataclass
+class RunPart:
+    """What one batch of files leaves behind once its documents are dropped: findings, counts
+    and the pool pass's extracts. Worker processes return one; `Linter.absorb` merges it."""
+
+    findings: list[Finding]
+    summary: Summary
+    pool: _PoolInputs
+
+
+class Linter:
+    """One lint run fed a batch of documents at a time (the CLI: one file and its kubelet
+    drop-ins), so that a caller can drop each file's documents before loading the next: memory
+    then follows the findings, not the input. `finish` runs the pool pass over what every batch
+    left behind and returns the findings in the reports' order."""
+
+    def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
+                 node: Any = None) -> None:
+        config = config or Config()
+        selection = selection or Selection(severities=config.severities)
+        self._run = _Run(rule_context(config, node), selection, config.names_pool_kubelet_config)
+
+    def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
+        """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
+        run = self._run
+        for error in load_errors:
+            run.add_load_error(error)
+        docs = [doc if isinstance(doc, Document) else
+                Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+                for i, doc in enumerate(documents)]
+        run.collect_dropins(docs)
+        for doc in docs:
+            reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
+            if reason is not None:
+                run.summary.skip(reason)
+                run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+                continue
+            for item, prefix in expand_lists(doc):
+                run.lint_one(item, prefix)
+        run.dropins.clear()          # keyed by id(): must not outlive the batch's documents
+        run.merged_dropins.clear()
+
+    def take(self) -> RunPart:
+        """Hand over (and forget) what the batches so far left behind."""
+        run = self._run
+        part = RunPart(run.findings, run.summary, run.pool)
+        run.findings, run.summary, run.pool = [], Summary(), _PoolInputs()
+        return part
+
+    def absorb(self, part: RunPart) -> None:
+        """Merge what another Linter (a worker's) left behind, in file order."""
+        run = self._run
+        run.findings.extend(part.findings)
+        run.summary.add(part.summary)
+        run.pool.merge(part.pool)
+
+    def finish(self) -> LintResult:
+        """Run the pool pass and return every finding, sorted as the reports show them."""
+        run = self._run
+        run.pool_pass()
+        sort_findings(run.findings)
+        return LintResult(run.findings, run.summary)
+
+
+def finding_order(f: Finding) -> tuple:
+    """The order of findings in every report: file, line, column, rule."""
+    return (f.file or "", f.line or 0, f.column or 0, f.rule)
+
+
+def sort_findings(findings: list[Finding]) -> None:
+    """Sort in place, stably: findings found file by file come out as one run gives them."""
+    findings.sort(key=finding_order)
 
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
@@ -417,6 +476,14 @@ class _PoolInputs:
     nodes: list[NodeHardware] = field(default_factory=list)
     pod_uids: set[str] = field(default_factory=set)
     where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
+
+    def merge(self, other: _PoolInputs) -> None:
+        """Add the extracts of a later batch (a worker's files), keeping file order."""
+        self.kubelets.extend(other.kubelets)
+        self.checkpoints.extend(other.checkpoints)
+        self.nodes.extend(other.nodes)
+        self.pod_uids |= other.pod_uids
+        self.where.update(other.where)
 
     def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
             checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None) -> None:

@@ -80,7 +80,7 @@ class Violation:
     remediation: str | None = None        # overrides the rule's generic remediation
 
 
-@dataclass
+@dataclass(slots=True)      # many thousands live until the report is written
 class Finding:
     rule: str
     name: str
@@ -95,6 +95,7 @@ class Finding:
     path: str = ""
     suppressed: bool = False
     suppress_reason: str | None = None
+    baseline_state: str | None = None     # with a baseline: "new" or "unchanged" (SARIF's words)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -104,6 +105,7 @@ class Finding:
             "path": self.path, "message": self.message, "remediation": self.remediation,
             "suppressed": self.suppressed,
             **({"suppressReason": self.suppress_reason} if self.suppress_reason else {}),
+            **({"baselineState": self.baseline_state} if self.baseline_state else {}),
         }
 
 
@@ -124,6 +126,22 @@ class Summary:
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
+    baseline_unchanged: int | None = None     # with a baseline: findings it already records
+    baseline_fixed: int | None = None         # with a baseline: its entries no longer found
+
+    def add(self, other: Summary) -> None:
+        """Add the counts of another batch (another file) of the same run."""
+        self.files += other.files
+        self.objects += other.objects
+        self.skipped += other.skipped
+        self.unmanaged += other.unmanaged
+        self.assumed_managed += other.assumed_managed
+        for severity, count in other.counts.items():
+            self.counts[severity] += count
+        self.suppressed += other.suppressed
+        for reason, count in other.skipped_by_reason.items():
+            self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + count
+        self.helm_charts += other.helm_charts
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -142,10 +160,14 @@ class Summary:
         return f"{' and '.join(what)}; {RENDER_HINT}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
-                "skippedByReason": dict(self.skipped_by_reason),
-                "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
-                "suppressed": self.suppressed, "hint": self.render_hint()}
+        out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
+               "skippedByReason": dict(self.skipped_by_reason),
+               "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
+               "suppressed": self.suppressed, "hint": self.render_hint()}
+        if self.baseline_unchanged is not None:
+            out["baselineUnchanged"] = self.baseline_unchanged
+            out["baselineFixed"] = self.baseline_fixed or 0
+        return out
 
 
 @dataclass(frozen=True)

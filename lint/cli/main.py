@@ -47,15 +47,24 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
 @click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Worker processes (default: the CPUs available; 1 = in this process). "
+              "Small runs and stdin are always linted in this process.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
+              help="Report and fail only on findings not recorded in this baseline file; "
+              "list its entries that no longer match.")
+@click.option("--write-baseline", "write_baseline_path", type=click.Path(dir_okay=False),
+              help="Record today's findings in this baseline file (exit 0 once written).")
 def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
-         ignore, show_suppressed) -> None:
+         ignore, show_suppressed, jobs, baseline_path, write_baseline_path) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
     paths = tuple(paths) + tuple(pool_dirs)
     if not paths:
         raise UsageProblem("give at least one PATH (or --pool DIR)")
     from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
-    from numaguard.lint.load.documents import load_paths
-    from numaguard.lint.engine import Selection, lint_documents
+    from numaguard.lint.cli.lint_files import (InputProblem, LintSettings, WorkerFailed, default_jobs,
+                                               lint_paths)
+    from numaguard.lint.engine import Selection
     from numaguard.lint.report import writer_for
     from numaguard.lint.rules.registry import rules_by_id
 
@@ -81,28 +90,23 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
         raise UsageProblem("each --output needs its own --format")
     node, node_kubelet_docs = _load_node(node_path, config)
 
-    documents, errors, files = [], [], 0
-    try:
-        for _source, docs, errs in load_paths(paths, exclude=config.exclude):
-            files += 1
-            documents.extend(docs)
-            errors.extend(errs)
-    except FileNotFoundError as e:
-        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
-    import os
+    baseline = _read_baseline(baseline_path) if baseline_path else None
 
-    linted = {os.path.normpath(d.source) for d in documents if d.source}
-    extra = [d for d in node_kubelet_docs if d.index < 0 or os.path.normpath(d.source) not in linted]
-    documents.extend(extra)
-    files += len({d.source for d in extra if os.path.normpath(d.source) not in linted})
-    dropin_files, dropin_docs, dropin_errors = _load_kubelet_dropins(documents)
-    files += dropin_files
-    documents.extend(dropin_docs)
-    errors.extend(dropin_errors)
-    result = lint_documents(documents, config=config, node=node, load_errors=errors,
+    settings = LintSettings(config=config, node=node,
                             selection=Selection(select=select_ids, ignore=ignore_ids,
                                                 severities=config.severities))
-    result.summary.files = files
+    try:
+        result, sources = lint_paths(list(paths), settings, jobs or default_jobs(),
+                                     extra_documents=node_kubelet_docs)
+    except FileNotFoundError as e:
+        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    except (WorkerFailed, InputProblem) as e:
+        raise UsageProblem(str(e)) from None
+    if write_baseline_path:
+        _write_baseline(write_baseline_path, result)
+    if baseline is not None:
+        from numaguard.lint.baseline import apply_baseline
+        apply_baseline(result, baseline, linted_files=sources)
 
     formats = formats or ("text",)
     for i, fmt in enumerate(formats):
@@ -115,7 +119,7 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
         else:
             click.echo(text, nl=False)
     threshold = fail_on or config.fail_on
-    if threshold != "never":
+    if threshold != "never" and not write_baseline_path:
         order = FAIL_ON.index(threshold)
         if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
             sys.exit(1)
@@ -132,47 +136,37 @@ def _with_pool_dirs(config, pool_dirs):
                                         kubelet_configs=config.pool.kubelet_configs + globs))
 
 
-def _load_kubelet_dropins(documents) -> tuple[int, list, list]:
-    """The kubelet drop-ins of every linted KubeletConfiguration file: the `*.conf` files under
-    `<file>.d/` (numaguard.lint.k8s.kubelet_dropin), read in the order the kubelet's
-    `filepath.WalkDir` visits them. Files already loaded are not read twice."""
-    import os
+def _read_baseline(path: str):
+    """The baseline file, or exit 2 with one line saying why it cannot be used."""
+    import json
 
-    from numaguard.lint.k8s.kubelet_dropin import DROPIN_DIR_SUFFIX, DROPIN_SUFFIX
-    from numaguard.lint.load.documents import load_text
+    from numaguard.lint.baseline import Baseline, BaselineError
 
-    loaded = {d.source for d in documents}
-    mains = sorted({d.source for d in documents if d.source and isinstance(d.data, dict)
-                    and d.data.get("kind") == "KubeletConfiguration"})
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return Baseline.from_json(json.load(fh))
+    except FileNotFoundError:
+        raise UsageProblem(f"baseline not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageProblem(f"{path}: cannot read baseline: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageProblem(f"{path}: not JSON: {e}") from None
+    except BaselineError as e:
+        raise UsageProblem(f"{path}: {e}") from None
 
-    def walk(directory: str):
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
-            if entry.is_dir():
-                yield from walk(entry.path)
-            elif entry.name.endswith(DROPIN_SUFFIX):
-                yield entry.path
 
-    files, docs, errors = 0, [], []
-    for main in mains:
-        folder = main + DROPIN_DIR_SUFFIX
-        if not os.path.isdir(folder):
-            continue
-        for path in walk(folder):
-            if path in loaded:
-                continue
-            try:
-                with open(path, "rb") as fh:
-                    found, errs = load_text(fh.read(), path)
-            except OSError as e:
-                raise UsageProblem(f"{path}: cannot read: {e.strerror}") from None
-            files += 1
-            docs.extend(found)
-            errors.extend(errs)
-    return files, docs, errors
+def _write_baseline(path: str, result) -> None:
+    import json
+
+    from numaguard.lint.baseline import Baseline
+
+    baseline = Baseline.from_findings(result.findings)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(baseline.to_json(), indent=2) + "\n")
+    except OSError as e:
+        raise UsageProblem(f"{path}: cannot write baseline: {e.strerror or e}") from None
+    click.echo(f"numaguard: recorded {sum(baseline.counts.values())} finding(s) in {path}", err=True)
 
 
 def _load_node(node_path: str | None, config):

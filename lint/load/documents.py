@@ -46,7 +46,7 @@ from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventB
                              PosList, expanded_size, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
-           "load_text", "load_paths", "looks_plain", "position_of", "expand_lists"]
+           "load_text", "load_paths", "load_file", "looks_plain", "position_of", "expand_lists"]
 
 # libyaml when PyYAML was built with it; the pure-Python loader gives the same nodes, slower.
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -356,21 +356,24 @@ def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
     directories and files are skipped while walking a directory.
     """
     for file_path in input_files(paths, exclude):
-        if file_path == STDIN_ARGUMENT:
-            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
-            documents, errors = load_text(raw, STDIN)
-            yield STDIN, documents, errors
-            continue
-        if skips.is_helm_template(file_path):
-            yield file_path, [template_document(file_path)], []
-            continue
-        raw, error = _read(file_path)
-        if error is not None:
-            yield file_path, [], [error]
-            continue
-        documents, errors = load_text(raw, file_path)
-        _mark_by_place(file_path, documents)
-        yield file_path, documents, errors
+        yield load_file(file_path)
+
+
+def load_file(file_path: str) -> tuple[str, list[Document], list[LoadError]]:
+    """Read and parse one file (`-`: standard input). Never raises: an unreadable file is an
+    error. Returns (source, documents, errors)."""
+    if file_path == STDIN_ARGUMENT:
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        documents, errors = load_text(raw, STDIN)
+        return STDIN, documents, errors
+    if skips.is_helm_template(file_path):
+        return file_path, [template_document(file_path)], []
+    raw, error = _read(file_path)
+    if error is not None:
+        return file_path, [], [error]
+    documents, errors = load_text(raw, file_path)
+    _mark_by_place(file_path, documents)
+    return file_path, documents, errors
 
 
 def _mark_by_place(path: str, documents: list[Document]) -> None:

@@ -13,6 +13,10 @@ INDENT_UP_TO_FINDINGS = 500
 def render(result: LintResult, *, show_suppressed: bool = True, color: bool = False) -> str:
     findings = [f.as_dict() for f in result.findings if show_suppressed or not f.suppressed]
     report = {"version": 1, "findings": findings, "summary": result.summary.as_dict()}
+    if result.summary.baseline_unchanged is not None:
+        # With --baseline, each finding carries "baselineState" (new or unchanged) and the
+        # entries no longer found are listed, in the baseline file's own words.
+        report["fixed"] = [entry.as_dict() for entry in result.fixed]
     if len(findings) <= INDENT_UP_TO_FINDINGS:
         return json.dumps(report, indent=2) + "\n"
     return json.dumps(report, separators=(",", ":")) + "\n"

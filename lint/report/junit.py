@@ -8,7 +8,8 @@ from numaguard.lint.engine import LintResult
 
 
 def render(result: LintResult, *, show_suppressed: bool = False, color: bool = False) -> str:
-    findings = [f for f in result.findings if show_suppressed or not f.suppressed]
+    findings = [f for f in result.findings if (show_suppressed or not f.suppressed)
+                and f.baseline_state != "unchanged"]
     failures = sum(1 for f in findings if not f.suppressed and f.severity.value != "info")
     suite = ET.Element("testsuite", name="numaguard", tests=str(len(findings)),
                        failures=str(failures), errors="0",

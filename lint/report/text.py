@@ -14,7 +14,8 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     def paint(text: str, style: str) -> str:
         return f"{_COLORS[style]}{text}{_COLORS['reset']}" if color else text
 
-    shown = [f for f in result.findings if show_suppressed or not f.suppressed]
+    shown = [f for f in result.findings if (show_suppressed or not f.suppressed)
+             and f.baseline_state != "unchanged"]
     out: list[str] = []
     for file, group in groupby(shown, key=lambda f: f.file or "<input>"):
         out.append(paint(file, "bold"))
@@ -29,16 +30,26 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                 out.append(paint(f"      object: {what}" + (f"  field: {f.path}" if f.path else ""), "dim"))
             out.append(f"      fix: {f.remediation}")
         out.append("")
+    if result.fixed:
+        out.append(paint("fixed since the baseline (no longer found)", "bold"))
+        for entry in result.fixed:
+            what = "/".join(part for part in (entry.kind, entry.namespace, entry.name) if part)
+            what += f" container {entry.container}" if entry.container else ""
+            field = f"  field: {entry.path}" if entry.path else ""
+            out.append(f"  {entry.file or '<input>'}  {entry.rule}  {what}{field}".rstrip())
+        out.append("")
     s = result.summary
     hint = s.render_hint()
     if hint:
         out.append(f"note: {hint}")
     reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
+    in_baseline = "" if s.baseline_unchanged is None else \
+        f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"
     out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped"
                f"{f' ({reasons})' if reasons else ''}, "
                f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
-               f"{s.counts['info']} info, {s.suppressed} suppressed")
+               f"{s.counts['info']} info, {s.suppressed} suppressed{in_baseline}")
     if s.assumed_managed:
         out.append(f"{s.assumed_managed} pod(s) with pod-level cpu/memory were policy-checked as "
                    f"meant for the managed pool because no pool is configured; to narrow it, "

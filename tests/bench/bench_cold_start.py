@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -25,10 +26,13 @@ spec:
 """
 
 
-def timed(cmd: list[str], cwd: str) -> float:
+def timed(cmd: list[str], cwd: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run; CPU time says less about how busy the machine is."""
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, capture_output=True)
-    return time.perf_counter() - t
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _pid, _status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return time.perf_counter() - t, usage.ru_utime + usage.ru_stime
 
 
 def main(runs: int = 10) -> None:
@@ -39,10 +43,11 @@ def main(runs: int = 10) -> None:
         for _ in range(runs):
             base.append(timed([sys.executable, "-c", "pass"], tmp))
             ours.append(timed([exe, "lint", "one-pod.yaml"], tmp))
-    b, o = statistics.median(base), statistics.median(ours)
-    print(f"python -c pass: {b * 1000:.0f} ms; numaguard lint one-pod.yaml: {o * 1000:.0f} ms "
-          f"(median of {runs})")
-    print(f"difference: {(o - b) * 1000:.0f} ms  (goal <= 300 ms)")
+    b, o = (statistics.median(t for t, _ in x) for x in (base, ours))
+    bc, oc = (statistics.median(c for _, c in x) for x in (base, ours))
+    print(f"python -c pass: {b * 1000:.0f} ms (CPU {bc * 1000:.0f} ms); numaguard lint "
+          f"one-pod.yaml: {o * 1000:.0f} ms (CPU {oc * 1000:.0f} ms) (median of {runs})")
+    print(f"difference: {(o - b) * 1000:.0f} ms, CPU {(oc - bc) * 1000:.0f} ms  (goal <= 300 ms)")
 
 
 if __name__ == "__main__":

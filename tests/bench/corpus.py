@@ -41,9 +41,9 @@ def _pod_spec(rng: random.Random, flawed: bool, indent: str) -> str:
     return "\n".join(indent + line for line in lines)
 
 
-def manifest(i: int, rng: random.Random) -> str:
+def manifest(i: int, rng: random.Random, flawed_share: float = 1 / 3) -> str:
     kind = KINDS[i % len(KINDS)]
-    flawed = rng.random() < 1 / 3
+    flawed = rng.random() < flawed_share
     head = {"Pod": "v1", "Job": "batch/v1", "CronJob": "batch/v1"}.get(kind, "apps/v1")
     meta = f"metadata:\n  name: w{i}\n  namespace: team-{i % 17}\n  labels: {{app: w{i}}}\n"
     if kind == "Pod":
@@ -57,12 +57,13 @@ def manifest(i: int, rng: random.Random) -> str:
             f"{_pod_spec(rng, flawed, '      ')}\n")
 
 
-def write_corpus(folder: Path, count: int, seed: int = 7) -> list[Path]:
+def write_corpus(folder: Path, count: int, seed: int = 7, flawed_share: float = 1 / 3) -> list[Path]:
+    """`count` manifests, one per file; `flawed_share` of them with an error or warning."""
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(count):
         path = folder / f"m{i:05d}.yaml"
-        path.write_text(manifest(i, rng))
+        path.write_text(manifest(i, rng, flawed_share))
         paths.append(path)
     return paths
