@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, summary
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")
@@ -49,7 +49,7 @@ def test_examples_show_findings_with_positions_and_fixes():
     assert re.search(r"^  \S+/workloads/half-written\.yaml:10:1  NG001  error  ", out, re.M)
     assert out.count("\n      fix: ") == 32
     assert "\033[" not in out            # no colour when not on a terminal
-    assert out.endswith("\n11 file(s), 9 object(s) checked, 1 skipped (other kinds), 0 opted out: "
+    assert out.endswith("\n11 file(s), 9 object(s) checked, 1 skipped (1 unknown-kind), 0 opted out: "
                         "27 error(s), 2 warning(s), 3 info, 0 suppressed\n")
     # the well-formed workload has no error
     assert not re.search(r"packet-gateway\.yaml:\d+:\d+  NG\d+  error", out)
@@ -72,9 +72,7 @@ def test_json_report_shape_and_points_at_the_field(tmp_path):
                        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": None,
                                   "name": "trap", "container": None},
                        "path": "spec.resources", "suppressed": False}
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 1, "error": 1, "warning": 0, "info": 0,
-                                 "suppressed": 0}
+    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, error=1)
 
 
 def test_clean_file_exits_zero(tmp_path):
@@ -103,9 +101,7 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
         ("a-broken.yaml", 3, 1, "NG001"), ("b-trap.yaml", 6, 5, "NG103"), ("c-bytes.yaml", 2, 18, "NG001")]
     assert report["findings"][2]["message"] == \
         "file is not valid UTF-8: byte 0xff at offset 27 cannot be decoded"
-    assert report["summary"] == {"files": 3, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 1,
-                                 "error": 3, "warning": 0, "info": 0, "suppressed": 0}
+    assert report["summary"] == summary(files=3, objects=1, assumed_managed=1, error=3)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -179,11 +175,9 @@ def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
         [("NG103", 10, True, "burstable on purpose")]
     hidden_json = json.loads(run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path).stdout)
     assert hidden_json["findings"] == [] and hidden_json["summary"] == report["summary"]
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 1, "error": 0, "warning": 0, "info": 0,
-                                 "suppressed": 1}
+    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, suppressed=1)
     hidden = run_cli("lint", "trap.yaml", cwd=tmp_path)
-    assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped (other kinds), 0 opted out: "
+    assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
                                     "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
     shown = run_cli("lint", "--show-suppressed", "trap.yaml", cwd=tmp_path)
     assert "  trap.yaml:10:5  NG103  error  pod QoS is Burstable" in shown.stdout
@@ -212,13 +206,11 @@ def test_ignore_all_comment_suppresses_every_rule_of_its_document_only(tmp_path)
     assert [(f["rule"], f["line"], f["column"], f["suppressed"]) for f in report["findings"]] == [
         ("NG207", 1, 1, False), ("NG202", 4, 3, False), ("NG206", 7, 24, False),
         ("NG207", 14, 1, True), ("NG202", 17, 3, True), ("NG206", 20, 24, True)]
-    assert report["summary"] == {"files": 1, "objects": 2, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 0,
-                                 "error": 2, "warning": 1, "info": 0, "suppressed": 3}
+    assert report["summary"] == summary(files=1, objects=2, error=2, warning=1, suppressed=3)
     (tmp_path / "k.yaml").write_text(f"# numaguard: ignore all\n{bad}")
     quiet = run_cli("lint", "k.yaml", cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stdout
-    assert quiet.stdout == ("1 file(s), 1 object(s) checked, 0 skipped (other kinds), 0 opted out: "
+    assert quiet.stdout == ("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
                             "0 error(s), 0 warning(s), 0 info, 3 suppressed\n")
 
 
@@ -260,9 +252,8 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
     report = json.loads(proc.stdout)
     assert [(f["file"], f["line"], f["column"], f["rule"], f["path"]) for f in report["findings"]] == \
         [("./list.yaml", 9, 9, "NG103", "items[0].spec.resources")]
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 1,  # vendor/ excluded; the Service
-                                 "assumedManaged": 1,
-                                 "unmanaged": 0, "error": 1, "warning": 0, "info": 0, "suppressed": 0}
+    assert report["summary"] == summary(files=1, objects=1, skipped=1, assumed_managed=1, error=1,
+                                        skipped_by={"unknown-kind": 1})
 
 
 def test_junit_and_github_reports(tmp_path):
