@@ -222,7 +222,8 @@ class _Run:
         data = _at(doc.data, prefix)
         if not isinstance(data, dict):
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
-                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"), doc.ignores)
+                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"),
+                           doc.ignores)
             return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, summary
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")
@@ -72,10 +72,7 @@ def test_json_report_shape_and_points_at_the_field(tmp_path):
                        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": None,
                                   "name": "trap", "container": None},
                        "path": "spec.resources", "suppressed": False}
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
-                                 "assumedManaged": 1, "error": 1, "warning": 0, "info": 0,
-                                 "suppressed": 0}
+    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, error=1)
 
 
 def test_clean_file_exits_zero(tmp_path):
@@ -104,10 +101,7 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
         ("a-broken.yaml", 3, 1, "NG001"), ("b-trap.yaml", 6, 5, "NG103"), ("c-bytes.yaml", 2, 18, "NG001")]
     assert report["findings"][2]["message"] == \
         "file is not valid UTF-8: byte 0xff at offset 27 cannot be decoded"
-    assert report["summary"] == {"files": 3, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
-                                 "assumedManaged": 1,
-                                 "error": 3, "warning": 0, "info": 0, "suppressed": 0}
+    assert report["summary"] == summary(files=3, objects=1, assumed_managed=1, error=3)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -181,10 +175,7 @@ def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
         [("NG103", 10, True, "burstable on purpose")]
     hidden_json = json.loads(run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path).stdout)
     assert hidden_json["findings"] == [] and hidden_json["summary"] == report["summary"]
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
-                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
-                                 "assumedManaged": 1, "error": 0, "warning": 0, "info": 0,
-                                 "suppressed": 1}
+    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, suppressed=1)
     hidden = run_cli("lint", "trap.yaml", cwd=tmp_path)
     assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
                                     "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
@@ -215,10 +206,7 @@ def test_ignore_all_comment_suppresses_every_rule_of_its_document_only(tmp_path)
     assert [(f["rule"], f["line"], f["column"], f["suppressed"]) for f in report["findings"]] == [
         ("NG207", 1, 1, False), ("NG202", 4, 3, False), ("NG206", 7, 24, False),
         ("NG207", 14, 1, True), ("NG202", 17, 3, True), ("NG206", 20, 24, True)]
-    assert report["summary"] == {"files": 1, "objects": 2, "skipped": 0, "unmanaged": 0,
-                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
-                                 "assumedManaged": 0,
-                                 "error": 2, "warning": 1, "info": 0, "suppressed": 3}
+    assert report["summary"] == summary(files=1, objects=2, error=2, warning=1, suppressed=3)
     (tmp_path / "k.yaml").write_text(f"# numaguard: ignore all\n{bad}")
     quiet = run_cli("lint", "k.yaml", cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stdout
@@ -264,10 +252,8 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
     report = json.loads(proc.stdout)
     assert [(f["file"], f["line"], f["column"], f["rule"], f["path"]) for f in report["findings"]] == \
         [("./list.yaml", 9, 9, "NG103", "items[0].spec.resources")]
-    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 1,  # vendor/ excluded; the Service
-                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 1},
-                                 "assumedManaged": 1,
-                                 "unmanaged": 0, "error": 1, "warning": 0, "info": 0, "suppressed": 0}
+    assert report["summary"] == summary(files=1, objects=1, skipped=1, assumed_managed=1, error=1,
+                                        skipped_by={"unknown-kind": 1})
 
 
 def test_junit_and_github_reports(tmp_path):

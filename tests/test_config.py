@@ -50,16 +50,16 @@ def test_scope_fail_on_and_quoted_off():
     assert (config.scope_all, config.fail_on, config.kubernetes_version, config.webhook_mode) == \
         (True, "warning", (1, 36), "audit")
     assert config.severities == {"NG101": None, "NG102": Severity.INFO, "NG103": Severity.WARNING}
+    assert config_from_dict({"kubernetesVersion": 1.37}).kubernetes_version == (1, 37)   # unquoted
 
 
 @pytest.mark.parametrize("data,message", [
-    ({"rules": {"NG103": "loud"}}, "rules.NG103: 'loud' is not one of ['off', 'error', 'warning', 'info']"),
-    ({"rules": {"NG103": True}}, "rules.NG103: True is not one of ['off', 'error', 'warning', 'info']"),
+    ({"rules": {"NG103": "loud"}}, 'rules.NG103: "loud" is not one of "off", "error", "warning", "info"'),
+    ({"rules": {"NG103": True}}, 'rules.NG103: true is not one of "off", "error", "warning", "info"'),
     ({"rules": {"XX1": "off"}}, "rules: 'XX1' does not match '^NG[0-9]{3}$'"),
-    ({"kubernetesVersion": 1.37}, "kubernetesVersion: 1.37 is not of type 'string'"),
     ({"bogus": 1}, "(top level): Additional properties are not allowed ('bogus' was unexpected)"),
     ({"pool": {"taint": {}}}, "pool.taint: 'key' is a required property"),
-    ([], "(top level): [] is not of type 'object'"),
+    ([], "(top level): a list, expected an object"),
 ])
 def test_errors_name_the_key(data, message):
     with pytest.raises(ConfigError) as info:
@@ -72,7 +72,7 @@ def test_file_errors_name_the_file(tmp_path):
     path.write_text("rules: {NG103: loud}\n")
     with pytest.raises(ConfigError) as info:
         load_config_file(str(path))
-    assert str(info.value) == f"{path}: rules.NG103: 'loud' is not one of ['off', 'error', 'warning', 'info']"
+    assert str(info.value) == f'{path}: rules.NG103: "loud" is not one of "off", "error", "warning", "info"'
     with pytest.raises(ConfigError) as info:
         load_config_file(str(tmp_path / "missing.yaml"))
     assert str(info.value) == f"{tmp_path / 'missing.yaml'}: cannot read: No such file or directory"
