@@ -92,7 +92,9 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
                    ("NG103", "trap2", 36, 5, "new")]
     assert report["fixed"] == []
     assert report["summary"] == {"files": 1, "objects": 3, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 3, "error": 1, "warning": 0, "info": 0, "suppressed": 0,
+                                 "skippedByReason": {"not-kubernetes": 0, "patch": 0,
+                                                     "template": 0, "unknown-kind": 0},
+                                 "hint": None, "assumedManaged": 3, "error": 1, "warning": 0, "info": 0, "suppressed": 0,
                                  "baselineUnchanged": 3, "baselineFixed": 0}
 
     text = run_cli("lint", "--baseline", "base.json", "apps.yaml", cwd=tmp_path)
@@ -101,7 +103,7 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
         "  apps.yaml:36:5  NG103  error  pod QoS is Burstable: pod-level requests.cpu defaulted "
         "to 1 from container 'app' requests.cpu (limits.cpu is 4); set spec.resources.requests.cpu: \"4\""]
     assert text.stdout.splitlines()[-2] == (
-        "1 file(s), 3 object(s) checked, 0 skipped (other kinds), 0 opted out: 1 error(s), "
+        "1 file(s), 3 object(s) checked, 0 skipped, 0 opted out: 1 error(s), "
         "0 warning(s), 0 info, 0 suppressed, 3 in baseline, 0 fixed")
 
 
@@ -116,7 +118,7 @@ def test_only_unchanged_findings_pass_and_fixed_entries_are_listed(tmp_path):
         "fixed since the baseline (no longer found)\n"
         "  apps.yaml  NG104  Deployment/team/half  field: spec.template.spec.resources.requests.cpu\n"
         "\n"
-        "1 file(s), 2 object(s) checked, 0 skipped (other kinds), 0 opted out: 0 error(s), "
+        "1 file(s), 2 object(s) checked, 0 skipped, 0 opted out: 0 error(s), "
         "0 warning(s), 0 info, 0 suppressed, 2 in baseline, 1 fixed\n"
         "2 pod(s) with pod-level cpu/memory were policy-checked as meant for the managed pool "
         "because no pool is configured; to narrow it, name the pool in .numaguard.yaml "

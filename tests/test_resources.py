@@ -455,7 +455,7 @@ def test_analysis_matches_the_functions():
     (pod([ctr("a")], limits={"cpu": True}), ("resources", "limits", "cpu")),
     (pod([ctr("a", image=7)]), ("containers", 0, "image")),
     (pod([ctr("a")], tolerations=[{"key": "k", "value": True}]), ("tolerations", 0, "value")),
-    (pod([ctr("a")], nodeSelector={"pool": 1}), ("nodeSelector",)),
+    (pod([ctr("a")], nodeSelector={"pool": 1}), ("nodeSelector", "pool")),
     ({"initContainers": [ctr("i")]}, ()),                                     # no containers
     ("spec", ()),
 ])

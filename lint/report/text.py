@@ -41,7 +41,12 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     s = result.summary
     in_baseline = "" if s.baseline_unchanged is None else \
         f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"
-    out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped (other kinds), "
+    hint = s.render_hint()
+    if hint:
+        out.append(f"note: {hint}")
+    reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
+    out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped"
+               f"{f' ({reasons})' if reasons else ''}, "
                f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
                f"{s.counts['info']} info, {s.suppressed} suppressed{in_baseline}")
