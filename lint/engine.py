@@ -43,6 +43,11 @@ class Selection:
 class LintResult:
     findings: list[Finding]
     summary: Summary
+    # Filled in by `numaguard audit` and `simulate --format html` for the pool reports: each
+    # node's occupancy (numaguard.lint.numa.occupancy.NodeOccupancy) and, per file
+    # (`pod/ns/name`), the workload that owns the pod.
+    nodes: list[Any] = field(default_factory=list)
+    workloads: dict[str, str] = field(default_factory=dict)
 
     @property
     def active(self) -> list[Finding]:
@@ -82,6 +87,7 @@ class _Run:
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        self.status_rules = [r for r in rules if r.target == "status"]
         self.findings: list[Finding] = []
         self.summary = Summary()
 
@@ -109,6 +115,8 @@ class _Run:
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
                            Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"))
         else:
+            if found.ref.kind == "Pod" and isinstance(data.get("status"), dict):
+                self._lint_status(doc, prefix, data, found.ref)
             self._lint_pod(doc, prefix, found.pod)
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
@@ -130,6 +138,13 @@ class _Run:
         for rule in self.pod_rules:
             for v in rule.check(pod, self.ctx):
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
+
+    def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
+        """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
+        ignores = doc.ignores | _annotation_ignores(_annotations(data))
+        for rule in self.status_rules:
+            for v in rule.check(data, self.ctx):
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
@@ -175,6 +190,12 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     if not value:
         return frozenset()
     return frozenset(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
+
+
+def _annotations(data: dict) -> dict[str, str]:
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
 
 
 def _at(data: Any, path: Path) -> Any:

@@ -10,15 +10,8 @@ import sys
 
 import click
 
-FAIL_ON = ("error", "warning", "info", "never")
-
-
-class UsageProblem(click.ClickException):
-    exit_code = 2
-
-
-def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip().upper() for v in values for part in v.split(",") if part.strip())
+from numaguard.lint.cli.common import (FAIL_ON, UsageProblem, exit_for, load_config,  # noqa: F401
+                                       selection_for, write_reports)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,7 +28,7 @@ def main() -> None:
               "--parse output, a NodeResourceTopology, or builtin:NAME.")
 @click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
 @click.option("--format", "formats", multiple=True, default=(),
-              type=click.Choice(["text", "json", "sarif", "junit", "github"]),
+              type=click.Choice(["text", "json", "sarif", "junit", "github", "policyreport", "html"]),
               help="Report format; repeat with --output for several reports in one run.")
 @click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Write the report to FILE instead of standard output (pairs with --format).")
@@ -47,28 +40,11 @@ def main() -> None:
 def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
-    from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
     from numaguard.lint.load.documents import load_paths
-    from numaguard.lint.engine import Selection, lint_documents
-    from numaguard.lint.report import writer_for
-    from numaguard.lint.rules.registry import rules_by_id
+    from numaguard.lint.engine import lint_documents
 
-    try:
-        found = config_path or find_config_file()
-        config = load_config_file(found) if found else None
-        if config is None:
-            from numaguard.lint.config import Config
-            config = Config()
-        if kubernetes_version:
-            from dataclasses import replace
-            config = replace(config, kubernetes_version=parse_version(kubernetes_version))
-    except ConfigError as e:
-        raise UsageProblem(str(e)) from None
-    known = rules_by_id()
-    select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
-    for rid in (*select_ids, *ignore_ids, *config.severities):
-        if not any(r.startswith(rid) for r in known):
-            raise UsageProblem(f"unknown rule id or prefix: {rid}")
+    config = load_config(config_path, kubernetes_version)
+    selection = selection_for(config, select, ignore)
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
     node = _load_node(node_path, config)
@@ -82,25 +58,11 @@ def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fa
     except FileNotFoundError as e:
         raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
     result = lint_documents(documents, config=config, node=node, load_errors=errors,
-                            selection=Selection(select=select_ids, ignore=ignore_ids,
-                                                severities=config.severities))
+                            selection=selection)
     result.summary.files = files
 
-    formats = formats or ("text",)
-    for i, fmt in enumerate(formats):
-        target = outputs[i] if i < len(outputs) else None
-        color = target is None and fmt == "text" and sys.stdout.isatty()
-        text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
-        if target:
-            with open(target, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            click.echo(text, nl=False)
-    threshold = fail_on or config.fail_on
-    if threshold != "never":
-        order = FAIL_ON.index(threshold)
-        if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
-            sys.exit(1)
+    write_reports(result, formats, outputs, show_suppressed)
+    exit_for(result, fail_on or config.fail_on)
 
 
 def _load_node(node_path: str | None, config):
@@ -132,10 +94,12 @@ def rules(fmt: str) -> None:
 
 
 def _attach_numa_commands() -> None:
+    from numaguard.lint.cli.audit import audit
     from numaguard.lint.cli.numa import node, simulate
 
     main.add_command(simulate)
     main.add_command(node)
+    main.add_command(audit)
 
 
 _attach_numa_commands()

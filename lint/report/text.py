@@ -29,6 +29,13 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                 out.append(paint(f"      object: {what}" + (f"  field: {f.path}" if f.path else ""), "dim"))
             out.append(f"      fix: {f.remediation}")
         out.append("")
+    for occ in result.nodes:          # numaguard audit: one line per node of the pool
+        free = ", ".join(f"NUMA {n} {c}" for n, c in occ.free_cpus_by_numa().items())
+        rejected = len(occ.rejected)
+        out.append(f"node/{occ.name}: {len(occ.pods)} pod(s), free CPUs {free}"
+                   + (f", {rejected} pod(s) the simulator would not admit" if rejected else ""))
+    if result.nodes:
+        out.append("")
     s = result.summary
     out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped (other kinds), "
                f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "

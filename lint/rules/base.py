@@ -13,8 +13,10 @@ from typing import Any, Callable, Iterable, Literal
 from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
-# document; "input": emitted by the loader and schema checks, not by a check function.
-Target = Literal["pod", "kubelet", "input"]
+# document; "status": a whole Pod object with its status (what the kubelet did with it, for
+# `numaguard audit`), managed or not; "input": emitted by the loader and schema checks, not by
+# a check function.
+Target = Literal["pod", "kubelet", "status", "input"]
 
 
 @dataclass(frozen=True)
