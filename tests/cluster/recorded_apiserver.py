@@ -77,6 +77,8 @@ class Scenario:
     nrts: list | None = None                                    # None: CRD not installed
     tokens: dict[str, str] = field(default_factory=lambda: {"audit-token": "system:serviceaccount:numaguard:audit"})
     denied: dict[str, set[str]] = field(default_factory=dict)   # token -> {"pods", "nodes", "nodes/proxy", ...}
+    # When set: the (verb, resource) pairs a ClusterRole grants; anything else is a 403.
+    allowed: set[tuple[str, str]] | None = None
     requests: list[str] = field(default_factory=list)
 
 
@@ -131,23 +133,31 @@ class _Handler(BaseHTTPRequestHandler):
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
         if token not in sc.tokens:
             return self._send(401, UNAUTHORIZED)
-        user, denied = sc.tokens[token], sc.denied.get(token, set())
+        user, denied = sc.tokens[token], set(sc.denied.get(token, set()))
+        if sc.allowed is not None:
+            wanted = {("list", "nodes"), ("list", "pods"), ("get", "nodes/proxy"),
+                      ("list", "noderesourcetopologies")}
+            denied |= {resource for verb, resource in wanted if (verb, resource) not in sc.allowed}
         path = url.path
         if path == "/api/v1/nodes":
             if "nodes" in denied:
                 return self._send(403, forbidden(user, "list", "nodes"))
+            if hasattr(sc.nodes, "page"):
+                return self._list("NodeList", "v1", sc.nodes, query)
             return self._list("NodeList", "v1", [n for n in _items(sc.nodes) if _matches(n, query.get("labelSelector"))], query)
         if path == "/api/v1/pods" or (path.startswith("/api/v1/namespaces/") and path.endswith("/pods")):
             if "pods" in denied:
                 return self._send(403, forbidden(user, "list", "pods"))
             namespace = path.split("/")[4] if path.startswith("/api/v1/namespaces/") else None
+            if hasattr(sc.pods, "page"):
+                return self._list("PodList", "v1", sc.pods, query)
             pods = [p for p in _items(sc.pods) if namespace is None or p["metadata"].get("namespace") == namespace]
             return self._list("PodList", "v1", pods, query)
         if path.startswith("/api/v1/nodes/") and path.endswith("/proxy/configz"):
             name = path.split("/")[4]
             if "nodes/proxy" in denied:
                 return self._send(403, forbidden(user, "get", "nodes", subresource="proxy", name=name))
-            answer = sc.configz.get(name)
+            answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
             if answer is None:
                 return self._send(404, status(404, "NotFound", f'nodes "{name}" not found',
                                               {"name": name, "kind": "nodes"}))
@@ -162,7 +172,16 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list("NodeResourceTopologyList", "topology.node.k8s.io/v1alpha2", sc.nrts, query)
         return self._send(404, NOT_FOUND)
 
-    def _list(self, kind: str, api_version: str, items: list, query: dict) -> None:
+    def _list(self, kind: str, api_version: str, items: Any, query: dict) -> None:
+        if hasattr(items, "page"):        # a generated list (the benchmark): no sorting in memory
+            start = _decode_token(query["continue"]) if "continue" in query else None
+            page, last, remaining = items.page(start, int(query.get("limit", "0") or 0))
+            meta: dict[str, Any] = {"resourceVersion": RESOURCE_VERSION}
+            if remaining:
+                meta["continue"] = _continue_token(last)
+                meta["remainingItemCount"] = remaining
+            return self._send(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": page})
+
         def key(obj: dict) -> str:
             meta = obj.get("metadata") or {}
             return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

@@ -8,7 +8,7 @@ import socket
 
 import yaml
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 from pool_fixture import apiserver  # noqa: F401  (fixture)
 
 POOL = "node.example.com/pool=numa"
@@ -182,3 +182,21 @@ def test_audit_html_has_a_map_per_node(apiserver, tmp_path):
     # 2 x 8 exclusive CPUs and the reserved pair {0,32} on numa-node-1, plus one legend swatch each
     assert page.count('class="cpu exclusive"') == 17 and page.count('class="cpu reserved"') == 3
     assert "node/numa-node-3: 0 pod(s), free CPUs NUMA 0 64" in run.stdout
+
+
+def test_the_shipped_clusterrole_is_enough(apiserver):
+    """The server grants exactly what deploy/audit/rbac.yaml's ClusterRole grants: no denial."""
+    docs = list(yaml.safe_load_all((REPO / "deploy" / "audit" / "rbac.yaml").read_text()))
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    granted = {(verb, resource) for rule in role["rules"] for resource in rule["resources"]
+               for verb in rule["verbs"]}
+    assert granted == {("list", "pods"), ("list", "nodes"), ("get", "nodes/proxy"),
+                       ("list", "noderesourcetopologies")}
+    apiserver.scenario.allowed = granted
+    run = audit(apiserver, "-l", POOL, "--format", "json")
+    assert run.returncode == 1
+    assert "Forbidden" not in run.stderr and len(run.stderr.splitlines()) == 1   # only numa-node-3
+    # and without nodes/proxy the audit says so in one line and goes on
+    apiserver.scenario.allowed = granted - {("get", "nodes/proxy")}
+    run = audit(apiserver, "-l", POOL, "--format", "json")
+    assert run.stderr.count("403 Forbidden") == 1 and json.loads(run.stdout)["findings"]
