@@ -28,6 +28,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     fail_on: str = "error"
     webhook_mode: str = "enforce"
+    webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     base_dir: str = "."                          # where relative paths in the file resolve
 
 
@@ -62,6 +63,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         exclude=tuple(data.get("exclude") or ()),
         fail_on=data.get("failOn", "error"),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
+        webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         base_dir=base_dir,
     )
 

@@ -57,7 +57,8 @@ def test_a_regular_wheel_install_has_the_namespace_and_its_data(tmp_path):
                    "numaguard/lint/k8s/kubelet-config.schema.json",
                    "numaguard/lint/schemas/config.json",
                    "numaguard/lint/numa/profiles/dual-socket-ht.yaml",
-                   "numaguard/lint/cli/main.py"):
+                   "numaguard/lint/cli/main.py", "numaguard/lint/cli/webhook.py",
+                   "numaguard/webhook/app.py", "numaguard/webhook/tls.py"):
         assert needed in names, needed
     assert not any(n.startswith(("lint/", "webhook/", "tests/")) for n in names)
 

@@ -24,7 +24,8 @@ from recorded_apiserver import RecordedApiServer  # noqa: E402
 SECTION = "## A canary rollout with numaguard"
 # exit code each command must give: lint and simulate exit 1 on the shipped examples on
 # purpose, audit exits 1 on the recorded pool's errors, promtool's tests pass
-EXPECTED = {"numaguard lint": 1, "numaguard simulate": 1, "numaguard audit": 1, "promtool test rules": 0}
+EXPECTED = {"numaguard lint": 1, "numaguard simulate": 1, "numaguard webhook certs": 0,
+            "numaguard audit": 1, "promtool test rules": 0}
 NOT_RUN = ("kubectl ",)
 
 
@@ -38,7 +39,7 @@ def walkthrough_commands() -> list[str]:
 
 def test_every_command_is_classified():
     commands = walkthrough_commands()
-    assert len(commands) == 6
+    assert len(commands) == 8
     for command in commands:
         assert command.startswith(NOT_RUN) or any(command.startswith(p) for p in EXPECTED), command
 
@@ -66,5 +67,8 @@ def test_walkthrough_command_runs(command, workdir, tmp_path):
         assert (workdir / "pool.html").read_text().count('class="numa-map"') == 3
         assert "kind: PolicyReport" in (workdir / "policyreports.yaml").read_text()
         assert "NG410" in run.stdout and "node/numa-node-1:" in run.stdout
+    if command.startswith("numaguard webhook certs"):
+        assert (workdir / "deploy" / "webhook" / "certs" / "tls.crt").exists()
+        assert "caBundle" in (workdir / "deploy" / "webhook" / "base" / "validatingwebhookconfiguration.yaml").read_text()
     if command.startswith("numaguard simulate"):
         assert (workdir / "canary-fit.html").read_text().count('class="numa-map"') == 1

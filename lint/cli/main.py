@@ -102,7 +102,14 @@ def _attach_numa_commands() -> None:
     main.add_command(audit)
 
 
+def _attach_webhook_commands() -> None:
+    from numaguard.lint.cli.webhook import webhook
+
+    main.add_command(webhook)
+
+
 _attach_numa_commands()
+_attach_webhook_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

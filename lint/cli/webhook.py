@@ -1,0 +1,81 @@
+"""`numaguard webhook certs|serve`: thin click commands; numaguard.webhook (Flask, gunicorn,
+cryptography) is imported only when one of them runs."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+class _Unusable(click.ClickException):
+    exit_code = 2
+
+
+@click.group()
+def webhook() -> None:
+    """Run numaguard as a validating admission webhook."""
+
+
+@webhook.command()
+@click.option("--service", required=True, help="The webhook's Service name.")
+@click.option("--namespace", required=True, help="The Service's namespace.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False),
+              help="Directory for ca.crt, ca.key, tls.crt, tls.key.")
+@click.option("--days", default=365, show_default=True, type=click.IntRange(1, 3650),
+              help="Validity of the serving certificate.")
+@click.option("--new-ca", is_flag=True, help="Make a new CA even if DIR already has one.")
+@click.option("--patch", "patch", type=click.Path(dir_okay=False, exists=True),
+              help="Write the CA into clientConfig.caBundle of this ValidatingWebhookConfiguration file.")
+def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch: str | None) -> None:
+    """Write a CA and a serving certificate for the webhook's Service DNS names.
+
+    An existing ca.crt/ca.key in DIR is reused (renewing the serving certificate keeps the
+    caBundle valid); --new-ca replaces it.
+    """
+    from numaguard.webhook.tls import TLSError, patch_ca_bundle, write_certs
+
+    try:
+        written = write_certs(service, namespace, out, days=days, new_ca=new_ca)
+        click.echo(f"{out}: {'reused' if written.ca_reused else 'new'} CA; tls.crt for "
+                   f"{', '.join(written.dns_names)} until {written.not_after:%Y-%m-%d}")
+        if patch:
+            with open(f"{out}/ca.crt", "rb") as fh:
+                count = patch_ca_bundle(patch, fh.read())
+            click.echo(f"{patch}: caBundle set on {count} webhook{'s' if count != 1 else ''}")
+    except (TLSError, OSError) as e:
+        raise _Unusable(str(e)) from None
+
+
+@webhook.command()
+@click.option("--config", "config", type=click.Path(dir_okay=False),
+              help="numaguard config file (mode, scope, pool, node description). Default: built-in defaults.")
+@click.option("--cert", required=True, type=click.Path(dir_okay=False), help="Serving certificate (PEM).")
+@click.option("--key", required=True, type=click.Path(dir_okay=False), help="Its private key (PEM).")
+@click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8443, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64))
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option("--shutdown-delay", default=5.0, show_default=True, type=click.FloatRange(0, 300),
+              help="Seconds between SIGTERM (readiness turns false) and the graceful stop.")
+@click.option("--graceful-timeout", default=20, show_default=True, type=click.IntRange(1, 300),
+              help="Seconds in-flight requests get to finish after that.")
+@click.option("--body-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60),
+              help="Seconds a client gets to send the request body before a 408.")
+@click.option("--bench-route", is_flag=True, hidden=True, help="Serve POST /bench/allow (benchmarks only).")
+def serve(config, cert, key, host, port, workers, threads, shutdown_delay, graceful_timeout,
+          body_timeout, bench_route) -> None:
+    """Serve POST /validate (TLS only), /healthz, /readyz and /metrics with gunicorn."""
+    from numaguard.webhook.server import ServeError, ServeOptions, serve as run
+    from numaguard.webhook.settings import SettingsError
+    from numaguard.webhook.tls import TLSError
+
+    try:
+        run(ServeOptions(cert=cert, key=key, config=config, host=host, port=port, workers=workers,
+                         threads=threads, shutdown_delay=shutdown_delay,
+                         graceful_timeout=graceful_timeout, body_timeout=body_timeout,
+                         bench_route=bench_route))
+    except (SettingsError, TLSError) as e:
+        raise _Unusable(str(e)) from None
+    except ServeError as e:
+        raise click.ClickException(str(e)) from None
+    sys.exit(0)

@@ -1,0 +1,76 @@
+"""The application factory and the decision rules in-process (Flask's test client): no
+global state between applications, the findings cache, warning caps."""
+from __future__ import annotations
+
+import io
+import json
+
+from numaguard.lint.config import config_from_dict
+from numaguard.lint.model import Finding, Severity
+from numaguard.webhook import create_app
+from numaguard.webhook.decide import FindingsCache, Policy, format_warnings
+from numaguard.webhook.settings import WebhookSettings
+from tests.webhook.reviews import burstable_pod, managed_pod, replica_pod, review
+
+
+def _app(mode: str, log: io.StringIO):
+    policy = Policy(config_from_dict({"webhook": {"mode": mode}}))
+    return create_app(WebhookSettings(policy=policy, access_log=log)).test_client()
+
+
+def test_two_applications_in_one_process_share_nothing():
+    log_a, log_b = io.StringIO(), io.StringIO()
+    enforce, warn = _app("enforce", log_a), _app("warn", log_b)
+    sent = review(burstable_pod())
+    a = enforce.post("/validate", json=sent).get_json()["response"]
+    b = warn.post("/validate", json=sent).get_json()["response"]
+    assert (a["allowed"], b["allowed"]) == (False, True)
+    assert [json.loads(line)["decision"] for line in log_a.getvalue().splitlines()] == ["deny"]
+    assert [json.loads(line)["decision"] for line in log_b.getvalue().splitlines()] == ["warn"]
+    metrics_a = enforce.get("/metrics").get_data(as_text=True)
+    assert 'numaguard_webhook_requests_total{decision="deny",kind="Pod",operation="CREATE"} 1.0' in metrics_a
+    assert 'decision="warn"' not in metrics_a
+    # Without a certificate an application never reports ready.
+    assert enforce.get("/readyz").status_code == 503
+    assert enforce.get("/healthz").get_json() == {"status": "ok"}
+
+
+def test_the_bench_route_exists_only_when_asked_for():
+    app = create_app(WebhookSettings(access_log=io.StringIO())).test_client()
+    assert app.post("/bench/allow", json=review(managed_pod())).status_code == 404
+    bench = create_app(WebhookSettings(bench_route=True, access_log=io.StringIO())).test_client()
+    sent = review(managed_pod())
+    assert bench.post("/bench/allow", json=sent).get_json()["response"] == {
+        "uid": sent["request"]["uid"], "allowed": True}
+
+
+def test_the_cache_ignores_per_replica_metadata_but_not_labels_annotations_or_spec():
+    cache, judged = FindingsCache(size=2), []
+
+    def judge(obj):
+        judged.append(obj)
+        return []
+
+    template = managed_pod()
+    cache.findings(replica_pod(template), judge)
+    cache.findings(replica_pod(template), judge)          # another replica: new uid, same spec
+    assert (len(judged), cache.hits) == (1, 1)
+    other = replica_pod(template)
+    other["metadata"]["annotations"] = {"numaguard.io/ignore": "NG103"}
+    cache.findings(other, judge)
+    relabelled = replica_pod(template)
+    relabelled["metadata"]["labels"]["tier"] = "gold"
+    cache.findings(relabelled, judge)
+    assert len(judged) == 3
+    cache.findings(replica_pod(template), judge)          # evicted (size 2): judged again
+    assert len(judged) == 4
+
+
+def test_warnings_are_capped_in_count_and_size():
+    long = Finding(rule="NG302", name="x", severity=Severity.WARNING, message="word " * 100, remediation="",
+                   path="spec.resources")
+    out = format_warnings([long] * 20)
+    assert len(out) == 12
+    assert out[0] == "NG302 spec.resources: " + ("word " * 100)[:175].rstrip() + "..."
+    assert len(out[0]) <= 200
+    assert out[-1] == "numaguard: 9 more findings; run `numaguard lint` on the manifest"

@@ -1,0 +1,190 @@
+"""The Flask application factory: `create_app(settings)` builds one independent application
+(no module-level app, no shared state between applications).
+
+Routes: `POST /validate` (AdmissionReview), `GET /healthz`, `GET /readyz`, `GET /metrics`, and
+with `settings.bench_route` the benchmark's allow-all baseline `POST /bench/allow`.
+
+Bad input never reaches the engine and never produces a 500: a wrong content type is 415, a
+body over the limit 413 (decided from Content-Length, before reading), a client that stops
+sending mid-body 408 after `body_timeout`, anything that is not an AdmissionReview 400 — each
+with a JSON `{"error": reason, "message": ...}` body.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from flask import Flask, Response, request
+from werkzeug.exceptions import HTTPException
+
+from numaguard.webhook.decide import Decision, decide
+from numaguard.webhook.metrics import Metrics
+from numaguard.webhook.review import BadReview, parse_review, review_response
+from numaguard.webhook.settings import WebhookSettings
+
+log = logging.getLogger("numaguard.webhook")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason = status, reason
+
+
+def create_app(settings: WebhookSettings) -> Flask:
+    here = os.path.dirname(os.path.abspath(__file__))
+    # Explicit paths: `numaguard` is a namespace package, which Flask cannot locate by name.
+    app = Flask(__name__, root_path=here, instance_path=here)
+    metrics = Metrics()
+    _warm_up(settings)
+    log_lock = threading.Lock()
+
+    def access(record: dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(",", ":"))
+        with log_lock:
+            stream = settings.access_log or sys.stdout
+            stream.write(line + "\n")
+            stream.flush()
+
+    def refuse(e: _Refused, started: float) -> Response:
+        metrics.bad_requests.labels(e.reason).inc()
+        access({"path": request.path, "status": e.status, "pid": os.getpid(), "error": e.reason,
+                "latencyMs": round((time.perf_counter() - started) * 1000, 2)})
+        return _json({"error": e.reason, "message": str(e)}, e.status)
+
+    @app.post("/validate")
+    def validate() -> Response:
+        started = time.perf_counter()
+        try:
+            body = _read_json(settings)
+            try:
+                review = parse_review(body)
+            except BadReview as e:
+                raise _Refused(400, e.reason, str(e)) from None
+        except _Refused as e:
+            return refuse(e, started)
+        try:
+            decision = decide(review, settings.policy)
+        except Exception:   # an engine bug must not block admission: fail open, say so, log it
+            print(traceback.format_exc(), file=sys.stderr, flush=True)
+            metrics.bad_requests.labels("internal-error").inc()
+            decision = Decision(True, "allow", note="internal error",
+                                warnings=["numaguard: internal error; the object was not judged"])
+        answer = review_response(review.uid, decision.allowed, code=decision.code,
+                                 message=decision.message, warnings=decision.warnings)
+        elapsed = time.perf_counter() - started
+        metrics.requests.labels(review.kind, review.operation, decision.decision).inc()
+        for f in decision.findings:
+            metrics.findings.labels(f.rule, f.severity.value).inc()
+        metrics.latency.observe(elapsed)
+        access({"path": "/validate", "status": 200, "pid": os.getpid(), "uid": review.uid, "kind": review.kind,
+                "namespace": review.namespace, "name": review.name, "operation": review.operation,
+                "dryRun": review.dry_run, "mode": decision.mode, "decision": decision.decision,
+                "rules": decision.rule_ids, "warnings": len(decision.warnings),
+                **({"note": decision.note} if decision.note else {}),
+                "latencyMs": round(elapsed * 1000, 2)})
+        return _json(answer, 200)
+
+    if settings.bench_route:
+        @app.post("/bench/allow")
+        def bench_allow() -> Response:
+            """The benchmark's baseline: same transport and JSON, no judging."""
+            try:
+                body = _read_json(settings)
+                uid = body["request"]["uid"]
+            except (_Refused, KeyError, TypeError) as e:
+                return _json({"error": "bad", "message": str(e)}, 400)
+            return _json(review_response(uid, True), 200)
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        return _json({"status": "ok"}, 200)
+
+    @app.get("/readyz")
+    def readyz() -> Response:
+        problems = readiness_problems(settings)
+        if problems:
+            return _json({"status": "not ready", "problems": problems}, 503)
+        return _json({"status": "ready"}, 200)
+
+    @app.get("/metrics")
+    def metrics_route() -> Response:
+        cert = settings.certificate
+        if cert is not None and cert.context() is not None and cert.not_after is not None:
+            metrics.cert_expiry.set(cert.not_after.timestamp())
+        return Response(metrics.exposition(), 200, content_type="text/plain; version=0.0.4; charset=utf-8")
+
+    @app.errorhandler(HTTPException)
+    def http_error(e: HTTPException) -> Response:
+        reason = (e.name or "error").lower().replace(" ", "-")
+        return _json({"error": reason, "message": e.description or e.name}, e.code or 400)
+
+    return app
+
+
+def _warm_up(settings: WebhookSettings) -> None:
+    """Judge one pod while the worker starts, so the first review does not pay for importing
+    the rules and building the node's state."""
+    from numaguard.lint.engine import lint_documents
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up"},
+           "spec": {"resources": {"limits": {"cpu": "2", "memory": "1Gi"}},
+                    "containers": [{"name": "c", "image": "registry.example/app:1"}]}}
+    lint_documents([pod], config=settings.policy.config, node=settings.policy.node)
+
+
+def readiness_problems(settings: WebhookSettings) -> list[str]:
+    import os
+
+    problems = []
+    if settings.drain_file and os.path.exists(settings.drain_file):
+        problems.append("shutting down (SIGTERM received)")
+    cert = settings.certificate
+    if cert is None:
+        problems.append("no serving certificate")
+    elif not cert.valid():
+        problems.append(cert.last_error or "serving certificate is expired or not yet valid")
+    return problems
+
+
+def _read_json(settings: WebhookSettings) -> Any:
+    content_type = (request.mimetype or "").lower()
+    if content_type != "application/json":
+        raise _Refused(415, "unsupported-media-type",
+                       f"Content-Type {request.content_type or '(none)'!r} is not application/json")
+    length = request.content_length
+    if length is not None and length > settings.max_body:
+        raise _Refused(413, "body-too-large", f"body of {length} bytes is over the {settings.max_body}-byte limit")
+    stream = request.environ["wsgi.input"]
+    sock = request.environ.get("gunicorn.socket")
+    if sock is not None:
+        sock.settimeout(settings.body_timeout)
+    try:
+        data = stream.read(settings.max_body + 1 if length is None else length)
+    except OSError:    # socket.timeout included: the client stopped sending
+        raise _Refused(408, "body-timeout",
+                       f"the body did not arrive within {settings.body_timeout:g} seconds") from None
+    finally:
+        if sock is not None:
+            try:
+                sock.settimeout(None)
+            except OSError:
+                pass
+    if len(data) > settings.max_body:
+        raise _Refused(413, "body-too-large", f"body is over the {settings.max_body}-byte limit")
+    if length is not None and len(data) < length:
+        raise _Refused(400, "body-incomplete", f"body ended after {len(data)} of {length} bytes")
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:
+        raise _Refused(400, "not-json", f"body is not JSON: {str(e)[:120]}") from None
+
+
+def _json(payload: Any, status: int) -> Response:
+    return Response(json.dumps(payload, separators=(",", ":")), status, content_type="application/json")

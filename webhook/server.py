@@ -1,0 +1,125 @@
+"""`numaguard webhook serve`: gunicorn used as a library (`BaseApplication`), TLS only.
+
+* Workers are `gthread` when `threads > 1` (keep-alive connections, as the API server uses),
+  else `sync`. Each worker builds its own Flask application (`create_app`), after the fork.
+* TLS: gunicorn asks the `ssl_context` hook for a context on every new connection; the hook
+  returns `ServingCertificate.context()`, which follows the certificate files (see tls.py).
+  There is no plaintext listener.
+* SIGTERM: the arbiter first creates the drain file (every worker's `/readyz` turns 503, so
+  the Service stops sending new reviews), keeps serving for `shutdown_delay` seconds, then
+  stops gracefully: workers finish their in-flight requests (up to `graceful_timeout`).
+* Metrics: `PROMETHEUS_MULTIPROC_DIR` is a temporary directory the command creates before any
+  worker exists; a worker that exits is marked dead (`child_exit`).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+
+from gunicorn.app.base import BaseApplication
+from gunicorn.arbiter import Arbiter
+from gunicorn.errors import HaltServer
+
+
+class ServeError(RuntimeError):
+    """The server could not run; one line."""
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    cert: str
+    key: str
+    config: str | None = None
+    host: str = "0.0.0.0"
+    port: int = 8443
+    workers: int = 2
+    threads: int = 4
+    shutdown_delay: float = 5.0
+    graceful_timeout: float = 20.0
+    bench_route: bool = False
+    body_timeout: float = 5.0
+
+
+class _DrainingArbiter(Arbiter):
+    drain_file: str = ""
+    shutdown_delay: float = 0.0
+
+    def handle_term(self) -> None:
+        """Readiness first: new connections keep being served while endpoints are updated."""
+        with open(self.drain_file, "w", encoding="utf-8") as fh:
+            fh.write(str(time.time()))
+        self.log.info("SIGTERM: /readyz now 503; serving %.1fs more before a graceful stop",
+                      self.shutdown_delay)
+        deadline = time.monotonic() + self.shutdown_delay
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            self.reap_workers()
+        raise StopIteration
+
+
+class _WebhookApplication(BaseApplication):
+    def __init__(self, options: ServeOptions, certificate, state_dir: str) -> None:
+        self.options, self.certificate, self.state_dir = options, certificate, state_dir
+        super().__init__()
+
+    def load_config(self) -> None:
+        o = self.options
+        from numaguard.webhook.metrics import mark_worker_dead
+
+        certificate = self.certificate
+        settings = {
+            "bind": [f"[{o.host}]:{o.port}" if ":" in o.host else f"{o.host}:{o.port}"],
+            "workers": o.workers, "threads": o.threads,
+            "worker_class": "gthread" if o.threads > 1 else "sync",
+            "certfile": o.cert, "keyfile": o.key,
+            "ssl_context": lambda conf, default: certificate.context() or default(),
+            "timeout": 30, "graceful_timeout": max(1, round(o.graceful_timeout)), "keepalive": 5,
+            "accesslog": None, "errorlog": "-", "loglevel": "info",
+            "child_exit": lambda server, worker: mark_worker_dead(worker.pid),
+            "proc_name": "numaguard-webhook",
+            # gunicorn's control socket lives under $HOME; the pod's root filesystem is read-only
+            "control_socket_disable": True,
+            # gunicorn's own temporary files (worker heartbeats) go to the state directory
+            "worker_tmp_dir": self.state_dir,
+        }
+        for key, value in settings.items():
+            self.cfg.set(key, value)
+
+    def load(self):
+        from numaguard.webhook.app import create_app
+        from numaguard.webhook.settings import WebhookSettings, load_policy
+
+        return create_app(WebhookSettings(
+            policy=load_policy(self.options.config), certificate=self.certificate,
+            drain_file=os.path.join(self.state_dir, "draining"), bench_route=self.options.bench_route,
+            body_timeout=self.options.body_timeout))
+
+    def run(self) -> None:
+        arbiter = _DrainingArbiter(self)
+        arbiter.drain_file = os.path.join(self.state_dir, "draining")
+        arbiter.shutdown_delay = self.options.shutdown_delay
+        arbiter.run()
+
+
+def serve(options: ServeOptions) -> None:
+    """Check the config and certificate (raising SettingsError / TLSError with one line), then
+    serve until SIGTERM or SIGINT."""
+    state_dir = tempfile.mkdtemp(prefix="numaguard-webhook-")
+    # Before prometheus_client is imported anywhere (it picks its storage at import time).
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = state_dir
+    try:
+        from numaguard.webhook.settings import load_policy
+        from numaguard.webhook.tls import ServingCertificate
+
+        load_policy(options.config)                 # fail before forking, with one line
+        certificate = ServingCertificate(options.cert, options.key)
+        certificate.load()
+        try:
+            _WebhookApplication(options, certificate, state_dir).run()
+        except HaltServer as e:     # a worker could not start; gunicorn has logged why
+            raise ServeError(f"gunicorn stopped: {e.reason}") from None
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)

@@ -1,0 +1,54 @@
+"""What one webhook application is built from (`create_app(settings)`), and reading it from a
+config file. No module-level state: every worker builds its own from these values."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from numaguard.webhook.decide import Policy
+
+MAX_BODY_BYTES = 5 * 1024 * 1024     # the API server's own request limit is 3 MiB of object
+BODY_TIMEOUT_SECONDS = 5.0           # a client that stops mid-body is dropped after this
+
+
+class SettingsError(ValueError):
+    """An unusable config or node file: one line, the command exits 2."""
+
+
+@dataclass
+class WebhookSettings:
+    policy: Policy = field(default_factory=Policy)
+    certificate: Any = None              # numaguard.webhook.tls.ServingCertificate (None: not TLS)
+    drain_file: str | None = None        # exists once SIGTERM was received: /readyz says 503
+    bench_route: bool = False            # POST /bench/allow: allow-all baseline for the benchmark
+    max_body: int = MAX_BODY_BYTES
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    access_log: TextIO | None = None     # JSON lines; None = standard output
+
+
+def load_policy(config_path: str | None) -> Policy:
+    """The config file (validated like `numaguard lint`'s) and the node description it names.
+    No file: the defaults (scope managed, no pool, no node description, mode enforce)."""
+    from numaguard.lint.config import Config, ConfigError, load_config_file
+
+    if not config_path:
+        return Policy(Config(), None)
+    try:
+        config = load_config_file(config_path)
+    except ConfigError as e:
+        raise SettingsError(str(e)) from None
+    node = None
+    if config.node:
+        from numaguard.lint.numa.node import NodeError, load_node_file
+
+        path = config.node
+        if not path.startswith("builtin:") and not os.path.isabs(path):
+            path = os.path.join(config.base_dir, path)
+        try:
+            node = load_node_file(path)
+        except FileNotFoundError:
+            raise SettingsError(f"{config_path}: node: node description not found: {path}") from None
+        except NodeError as e:
+            raise SettingsError(f"{config_path}: node: {e}") from None
+    return Policy(config, node)
