@@ -58,11 +58,14 @@ class NodeOccupancy:
 
 
 def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
-           notes: Iterable[str] = ()) -> NodeOccupancy:
-    """Admit `pods` ((label, Pod or pod spec) pairs, in admission order) on `state`."""
+           notes: Iterable[str] = (), analyses: dict | None = None) -> NodeOccupancy:
+    """Admit `pods` ((label, Pod or pod spec) pairs, in admission order) on `state`.
+
+    `analyses`, a dict the caller keeps across nodes, shares one PodAnalysis between pods
+    whose specs are equal but for spec.nodeName (the replicas of a controller)."""
     outcomes = []
     for label, pod in pods:
-        placement = admit(state, pod, label)
+        placement = admit(state, pod, label, analysis=_analysis(pod, analyses))
         exclusive: set[int] = set()
         for ids in placement.cpus["exclusive"].values():
             exclusive |= set(ids)
@@ -76,6 +79,22 @@ def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
     free_memory = {n: v.get("memory", 0) for n, v in state.free_memory_by_numa().items()}
     return NodeOccupancy(name=state.name, topology=state.topology, reserved=state.reserved_cpus,
                          policy=policy, pods=outcomes, free_memory=free_memory, notes=list(notes))
+
+
+def _analysis(pod: Mapping, analyses: dict | None):
+    if analyses is None:
+        return None
+    import json
+
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
+    from numaguard.lint.numa.admission import pod_spec_of
+
+    spec = pod_spec_of(pod)
+    key = json.dumps({k: v for k, v in spec.items() if k != "nodeName"}, sort_keys=True, default=str)
+    found = analyses.get(key)
+    if found is None:
+        found = analyses[key] = PodAnalysis(spec)
+    return found
 
 
 def capacity_topology(cpus: int, memory: int):
