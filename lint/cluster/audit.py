@@ -175,6 +175,15 @@ def judge(snap: Snapshot, *, config=None, selection=None):
     for name in sorted(snap.configs):
         documents.append(Document(source=f"node/{name}", index=0, data=snap.configs[name], line=0,
                                   ignores=frozenset()))
+    # The Node objects and NodeResourceTopologies go in too: the engine's pool pass (when
+    # present: NG401 pool consistency over every KubeletConfiguration of the run, the nodes'
+    # hardware from these objects) judges the pool as one; without it they are counted as skipped.
+    for node in sorted(snap.nodes, key=lambda n: n["metadata"].get("name") or ""):
+        name = node["metadata"].get("name")
+        documents.append(Document(source=f"node/{name}", index=1, data=node, line=0, ignores=frozenset()))
+        if name in snap.topologies:
+            documents.append(Document(source=f"nrt/{name}", index=0, data=snap.topologies[name], line=0,
+                                      ignores=frozenset()))
     linted = pods_to_lint(snap.pods)
     for pod in linted:
         documents.append(Document(source=pod_file(pod), index=0, data=pod, line=0, ignores=frozenset()))

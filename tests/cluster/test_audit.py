@@ -200,3 +200,12 @@ def test_the_shipped_clusterrole_is_enough(apiserver):
     apiserver.scenario.allowed = granted - {("get", "nodes/proxy")}
     run = audit(apiserver, "-l", POOL, "--format", "json")
     assert run.stderr.count("403 Forbidden") == 1 and json.loads(run.stdout)["findings"]
+
+
+def test_audit_unwritable_output_is_one_line(apiserver, tmp_path):
+    target = tmp_path / "missing-dir" / "pool.html"
+    run = audit(apiserver, "-l", POOL, "--format", "html", "--output", str(target))
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines()[-1] == (
+        f"Error: {target}: cannot write the report: No such file or directory")
+    assert "Traceback" not in run.stderr
