@@ -209,3 +209,12 @@ def test_audit_unwritable_output_is_one_line(apiserver, tmp_path):
     assert run.stderr.strip().splitlines()[-1] == (
         f"Error: {target}: cannot write the report: No such file or directory")
     assert "Traceback" not in run.stderr
+
+
+def test_audit_everything_denied_exits_2_with_one_line(apiserver):
+    apiserver.scenario.denied = {"audit-token": {"pods", "nodes"}}
+    run = audit(apiserver)
+    assert run.returncode == 2 and run.stdout == ""
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: nothing could be read from the cluster: cannot list nodes: 403 Forbidden: ")
+    assert "; cannot list pods: 403 Forbidden: pods is forbidden" in line
