@@ -1,9 +1,16 @@
 """The engine: parsed documents in, findings out. No files, no terminals, no HTTP.
 
 `lint_documents` is what the CLI, the webhook and library users call. It classifies each
-document (pod carrier, KubeletConfiguration, or skipped), runs the schema check (NG002) and,
-when that passes, every enabled rule for that kind of object, then resolves each violation's
-path to a line and column, applies severity overrides and suppressions, and counts.
+document (pod carrier, KubeletConfiguration, checkpoint file, node, or skipped), runs the
+schema check (NG002) and, when that passes, every enabled rule for that kind of object, then
+resolves each violation's path to a line and column, applies severity overrides and
+suppressions, and counts.
+
+After the documents, a pool pass (`_PoolInputs`) judges what belongs together: every
+KubeletConfiguration of the run as one pool (NG401), the nodes' hardware (NG404, NG405) and
+the kubelet's checkpoint files (NG402, NG403, NG406-NG408). It works from small per-document
+extracts (`KubeletExtract`, `CheckpointExtract`, `NodeHardware`, pod uids) taken while each
+document is linted, never from retained documents.
 """
 from __future__ import annotations
 
@@ -17,6 +24,10 @@ from numaguard.lint.objects import classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
+from numaguard.lint.rules.node import CHECKPOINT_CORRUPT, CheckpointExtract, checkpoint_findings
+from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
+                                       hardware_from_nrt, pool_findings)
+from numaguard.lint.k8s.checkpoints import checkpoint_kind
 
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
@@ -69,6 +80,7 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
             doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
         for item, prefix in expand_lists(doc):
             run.lint_one(item, prefix)
+    run.pool_pass()
     run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
     return LintResult(run.findings, run.summary)
 
@@ -90,9 +102,17 @@ class _Run:
         self.status_rules = [r for r in rules if r.target == "status"]
         self.findings: list[Finding] = []
         self.summary = Summary()
+        self.pool = _PoolInputs()
 
     # -- documents ---------------------------------------------------------------------
     def add_load_error(self, error: LoadError) -> None:
+        if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
+            self.summary.objects += 1
+            self._emit(CHECKPOINT_CORRUPT, Violation(path=(), message="the kubelet cannot restore this "
+                                                     f"checkpoint: not JSON: {error.message}"),
+                       file=error.source, position=(error.line, error.column) if error.line else None,
+                       ref=None, ignores=frozenset())
+            return
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
                    position=(error.line, error.column) if error.line else None, ref=None,
                    ignores=frozenset())
@@ -104,10 +124,27 @@ class _Run:
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
                            Violation(path=(), message=f"list item is {what}, not a mapping"))
             return
+        kind = checkpoint_kind(data, doc.source)
+        if kind is not None:
+            self.summary.objects += 1
+            label = _label(doc, prefix)
+            extract = CheckpointExtract.of(label, data, kind, positions=_positions(data),
+                                           ignores=doc.ignores)
+            self.pool.add(label, doc, prefix, checkpoint=extract)
+            return
         found = classify(data)
         if found.kind == "skip":
+            hardware = _hardware(data, _label(doc, prefix))
+            if hardware is not None:
+                self.summary.objects += 1
+                self.pool.add(hardware.source, doc, prefix, node=hardware)
+                return
             self.summary.skipped += 1
             return
+        if found.kind == "pod" and found.ref.kind == "Pod" and isinstance(data.get("metadata"), dict):
+            uid = data["metadata"].get("uid")
+            if isinstance(uid, str) and uid:
+                self.pool.pod_uids.add(uid)
         self.summary.objects += 1
         if found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
@@ -157,6 +194,35 @@ class _Run:
         for rule in self.kubelet_rules:
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
+        label = _label(doc, prefix)
+        self.pool.add(label, doc, prefix, kubelet=KubeletExtract.of(
+            label, data, version=self.ctx.kubernetes_version, positions=_positions(data), ref=ref,
+            ignores=doc.ignores))
+
+    # -- the pool pass -----------------------------------------------------------------
+    def pool_pass(self) -> None:
+        pool = self.pool
+        pool.name_documents_apart()
+        violations = pool_findings(pool.kubelets, pool.nodes)
+        if pool.checkpoints:
+            topology = getattr(self.ctx.node, "topology", None)
+            violations += checkpoint_findings(pool.checkpoints, kubelet_config=pool.node_config(self.ctx),
+                                              topology=topology, pod_uids=pool.pod_uids or None)
+        for pv in violations:
+            self._emit_pool(pv)
+
+    def _emit_pool(self, pv: PoolViolation) -> None:
+        where = self.pool.where.get(pv.source)
+        if where is None:       # a caller-made extract: no file, no positions
+            self._emit(pv.rule, pv.violation, file=pv.source, position=None, ref=pv.ref,
+                       ignores=pv.ignores, path=tuple(pv.violation.path))
+            return
+        doc, prefix, positions = where
+        rel = tuple(pv.violation.path)
+        position = next((positions[rel[:n]] for n in range(len(rel), 0, -1) if rel[:n] in positions),
+                        (doc.line, 1) if doc.line else None)
+        self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
+                   ignores=pv.ignores, path=prefix + rel)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
@@ -183,6 +249,100 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[severity.value] += 1
+
+
+@dataclass
+class _PoolInputs:
+    """The per-document extracts the pool pass needs, and where each came from (the document
+    object is kept only for its source, first line and position lookups of the findings)."""
+
+    kubelets: list[KubeletExtract] = field(default_factory=list)
+    checkpoints: list[CheckpointExtract] = field(default_factory=list)
+    nodes: list[NodeHardware] = field(default_factory=list)
+    pod_uids: set[str] = field(default_factory=set)
+    where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
+
+    def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
+            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None) -> None:
+        positions: dict = {}
+        if kubelet is not None:
+            self.kubelets.append(kubelet)
+            positions = kubelet.positions
+        if checkpoint is not None:
+            self.checkpoints.append(checkpoint)
+            positions = checkpoint.positions
+        if node is not None:
+            self.nodes.append(node)
+            positions = {p: pos for p in node.paths.values() if (pos := position_of(doc.data, prefix + p))}
+        self.where[label] = (_DocPlace(doc.source, doc.line), prefix, positions)
+
+    def name_documents_apart(self) -> None:
+        """A file holding several of the pool's documents: name each by file and line (the
+        first one was named by its file alone while the file was being read)."""
+        from dataclasses import replace
+        files = [place.source for place, _, _ in self.where.values()]
+        for i, e in enumerate(self.kubelets):
+            place = self.where[e.source][0]
+            if e.source == place.source and files.count(place.source) > 1 and place.line:
+                label = f"{place.source}:{place.line}"
+                self.where[label] = self.where.pop(e.source)
+                self.kubelets[i] = replace(e, source=label)
+
+    def node_config(self, ctx: LintContext) -> dict | None:
+        """The configuration the checkpoints are judged against: the node description's, else
+        the run's KubeletConfigurations when they agree on the managers' policies and reserved
+        CPUs (the first one's Topology Manager policy then decides the NUMA-span check)."""
+        kc = getattr(ctx.node, "kubelet_config", None) if ctx.node is not None else None
+        if isinstance(kc, dict):
+            return kc
+        if isinstance(ctx.kubelet_config, dict):
+            return ctx.kubelet_config
+        keys = ("cpuManagerPolicy",), ("memoryManagerPolicy",), ("reservedSystemCPUs",)
+        distinct = {tuple(e.settings.get(key) for key in keys) for e in self.kubelets}
+        return self.kubelets[0].config if len(distinct) == 1 else None
+
+
+@dataclass(frozen=True)
+class _DocPlace:
+    source: str | None
+    line: int | None
+
+
+def _label(doc: Document, prefix: Path) -> str:
+    """How the pool pass names a document: its file, with the line when the file holds more
+    than this document."""
+    source = doc.source or "<input>"
+    line = position_of(doc.data, prefix + ("kind",)) if prefix else None
+    line = line[0] if line else doc.line
+    return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
+
+
+def _positions(data: Any, depth: int = 5) -> dict[Path, tuple[int, int]]:
+    """The (line, column) of every field down to `depth` levels (small documents only:
+    KubeletConfigurations and checkpoint files)."""
+    out: dict[Path, tuple[int, int]] = {}
+
+    def walk(node: Any, path: Path) -> None:
+        if len(path) >= depth or not isinstance(node, dict):
+            return
+        marks = getattr(node, "marks", None) or {}
+        for key, value in node.items():
+            step = str(key) if isinstance(key, int) and not isinstance(key, bool) else key
+            if key in marks:
+                out[path + (step,)] = marks[key]
+            walk(value, path + (step,))
+
+    walk(data, ())
+    return out
+
+
+def _hardware(data: dict, label: str) -> NodeHardware | None:
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    if kind == "Node" and api == "v1":
+        return hardware_from_node_object(data, label)
+    if kind == "NodeResourceTopology" and api.startswith("topology.node.k8s.io/"):
+        return hardware_from_nrt(data, label)
+    return None
 
 
 def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:

@@ -21,7 +21,10 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
+@click.option("--pool", "pool_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A directory of one node pool's KubeletConfigurations (and checkpoints, Node and "
+              "NodeResourceTopology objects), judged together with everything else given (NG4xx).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
 @click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
@@ -37,9 +40,12 @@ def main() -> None:
 @click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
 @click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
 @click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
-def lint(paths, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
+def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
+    paths = tuple(paths) + tuple(pool_dirs)
+    if not paths:
+        raise UsageProblem("give at least one PATH (or --pool DIR)")
     from numaguard.lint.load.documents import load_paths
     from numaguard.lint.engine import lint_documents
 

@@ -2,6 +2,8 @@
 
     numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
     numaguard node capture [--sysfs ROOT]
+    numaguard node inspect [--root /] [--state-dir DIR] [--socket PATH] [--kubelet-config FILE]
+                           [--pods FILE] [--format text|json]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -144,6 +146,38 @@ def capture(sysfs_root) -> None:
     click.echo(node_profile_yaml(profile), nl=False)
 
 
+@node.command(name="inspect")
+@click.option("--root", default="/", show_default=True,
+              help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
+@click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
+              help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
+@click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
+              help="The kubelet's PodResources API socket.")
+@click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
+              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml).")
+@click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
+              help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
+              "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, fmt) -> None:
+    """Compare what each container got (PodResources API) with the checkpoint and the simulator.
+
+    Exit codes: 0 everything agrees; 1 a container differs or a checkpoint has an error
+    finding; 2 nothing could be read. Each source that cannot be read is one line."""
+    from numaguard.lint.node.inspect import inspect_node, render_text
+
+    report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
+                          pods=pods_path)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_dict(), indent=2))
+        for source in report.sources:       # the text report shows these lines itself
+            if not source.ok:
+                click.echo(f"numaguard: {source.name}: {source.message}", err=True)
+    else:
+        click.echo(render_text(report), nl=False)
+    raise SystemExit(report.exit_code)
+
+
 COMMANDS = (simulate, node)
 
-__all__ = ["simulate", "node", "capture", "COMMANDS"]
+__all__ = ["simulate", "node", "capture", "inspect_command", "COMMANDS"]

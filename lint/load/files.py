@@ -13,6 +13,9 @@ import re
 from typing import Callable, Iterable, Iterator
 
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+# The kubelet's checkpoint files (JSON without a suffix), read when a directory such as
+# /var/lib/kubelet is walked (numaguard.lint.k8s.checkpoints).
+CHECKPOINT_NAMES = ("cpu_manager_state", "memory_manager_state")
 STDIN_ARGUMENT = "-"
 
 
@@ -22,7 +25,8 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[s
     Raises FileNotFoundError, before yielding anything, for a path that does not exist.
     `exclude` holds glob patterns matched against the posix path (as given and relative to
     the directory argument); a pattern excludes the paths it matches and everything under
-    them. Directories yield their *.yaml, *.yml and *.json files recursively, sorted; hidden
+    them. Directories yield their *.yaml, *.yml and *.json files (and the kubelet's
+    cpu_manager_state and memory_manager_state) recursively, sorted; hidden
     directories and files are skipped while walking.
     """
     paths = [os.fspath(path) for path in paths]
@@ -53,7 +57,7 @@ def _files_under(directory: str) -> list[str]:
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not d.startswith(".")]     # .git, .github, editor state
         for name in files:
-            if name.lower().endswith(YAML_SUFFIXES) and not name.startswith("."):
+            if (name.lower().endswith(YAML_SUFFIXES) or name in CHECKPOINT_NAMES) and not name.startswith("."):
                 found.append(os.path.join(root, name))
     return sorted(found, key=_posix)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.webhook.reviews import NAMESPACE, SERVICE, SERVICE_DNS
+from .reviews import NAMESPACE, SERVICE, SERVICE_DNS
 
 NUMAGUARD = [sys.executable, "-m", "numaguard"]
 CONFIG = """\

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from tests.webhook.reviews import burstable_pod, deployment, managed_pod, replica_pod, review
+from .reviews import burstable_pod, deployment, managed_pod, replica_pod, review
 
 NG103 = ("NG103 spec.resources: pod QoS is Burstable: pod-level requests.cpu defaulted to 1 from "
          "container 'app' requests.cpu (limits.cpu is 4); set spec.resources.requests.cpu: \"4\"")

@@ -10,7 +10,7 @@ from numaguard.lint.model import Finding, Severity
 from numaguard.webhook import create_app
 from numaguard.webhook.decide import FindingsCache, Policy, format_warnings
 from numaguard.webhook.settings import WebhookSettings
-from tests.webhook.reviews import burstable_pod, managed_pod, replica_pod, review
+from .reviews import burstable_pod, managed_pod, replica_pod, review
 
 
 def _app(mode: str, log: io.StringIO):

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.webhook.reviews import SERVICE_DNS, body, managed_pod, review
+from .reviews import SERVICE_DNS, body, managed_pod, review
 
 
 def _good(server) -> None:

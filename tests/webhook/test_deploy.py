@@ -14,7 +14,7 @@ import yaml
 
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
-from tests.webhook.conftest import make_certs
+from .conftest import make_certs
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "webhook"

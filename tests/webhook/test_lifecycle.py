@@ -16,9 +16,9 @@ import time
 import yaml
 from cryptography import x509
 
-from tests.webhook.conftest import NUMAGUARD, make_certs, start_server
-from tests.webhook.reviews import SERVICE_DNS, body, managed_pod, review
-from tests.webhook.test_bad_input import _raw_tls, _read_response
+from .conftest import NUMAGUARD, make_certs, start_server
+from .reviews import SERVICE_DNS, body, managed_pod, review
+from .test_bad_input import _raw_tls, _read_response
 
 
 def _metric(text: str, name: str, labels: str = "") -> float:
@@ -231,7 +231,7 @@ def test_readyz_is_false_with_an_expired_certificate(tmp_path):
         (srv.certs / "tls.crt").write_bytes(expired.public_bytes(serialization.Encoding.PEM))
         ctx = ssl.create_default_context(cafile=str(srv.ca))
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE   # the kubelet's probe does not verify
-        from tests.webhook.conftest import ServiceConnection
+        from .conftest import ServiceConnection
 
         conn = ServiceConnection(srv.port, ctx)
         conn.request("GET", "/readyz")

@@ -1,0 +1,262 @@
+"""NG402, NG403, NG406-NG408: the CPU and Memory Managers' checkpoint files on a node.
+
+The checkpoint is what the kubelet remembers of its placements across restarts; reading it
+is how to "compare the CPU Manager checkpoint with the CPUs visible to each container".
+`numaguard.lint.k8s.checkpoints` reads the files as the kubelet does (versions, checksums);
+the rules here judge what they say against the node's KubeletConfiguration and, when known,
+its topology and the pods that still exist.
+
+Library API (no I/O; parsed objects in, findings out):
+
+    from numaguard.lint.rules.node import CheckpointExtract, checkpoint_findings
+
+    cp = CheckpointExtract.of("node-a:/var/lib/kubelet/cpu_manager_state", json.loads(text))
+    for pv in checkpoint_findings([cp], kubelet_config=kc, topology=node.topology,
+                                  pod_uids={"3f1c...", ...}):
+        print(pv.source, pv.rule.id, pv.violation.path, pv.violation.message)
+
+`kubelet_config` gives the configured policies and reserved CPUs (None: NG402 and the
+reserved-CPU check are skipped); `topology` (a `numaguard.lint.numa.topology.Topology`) maps
+CPUs to NUMA nodes (None: the NUMA-span check is skipped); `pod_uids` is the set of pods that
+exist on the node (None: NG407 is skipped).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable
+
+from numaguard.lint.k8s import kubelet as k
+from numaguard.lint.k8s.checkpoints import (CPUCheckpoint, MemoryCheckpoint, checkpoint_kind,
+                                            read_cpu_checkpoint, read_memory_checkpoint)
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
+from numaguard.lint.k8s.quantity import format_bytes
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.rules.base import Rule
+from numaguard.lint.rules.pool import PoolViolation
+
+CHECKPOINT_POLICY = Rule(
+    id="NG402", name="checkpoint-policy-mismatch", severity=Severity.ERROR, target="checkpoint",
+    title="A CPU or Memory Manager checkpoint records a policy other than the configured one",
+    rationale="At start-up the kubelet restores cpu_manager_state and memory_manager_state and "
+              "stops when the policy recorded there differs from its configuration: \"could not "
+              "restore state from checkpoint: configured policy \\\"static\\\" differs from state "
+              "checkpoint policy \\\"none\\\", please drain this node and delete the CPU manager "
+              "checkpoint file\" (state_checkpoint.go). Changing the policy in place leaves the node NotReady.",
+    remediation="Follow the policy-change procedure: drain the node, stop the kubelet, delete "
+                "/var/lib/kubelet/cpu_manager_state (and memory_manager_state), start the kubelet "
+                "with the new configuration, uncordon.")
+
+CHECKPOINT_PLACEMENT = Rule(
+    id="NG403", name="checkpoint-placement", severity=Severity.WARNING, target="checkpoint",
+    title="The checkpoint shows exclusive CPUs on reserved CPUs or shared with another pod, or a pod spanning more NUMA nodes than its policy allows",
+    rationale="Exclusive CPUs are taken from the shared pool minus the reserved CPUs, never twice; "
+              "under single-numa-node a pod's CPUs and memory sit on one NUMA node. A checkpoint "
+              "that says otherwise records a placement the managers should never have made (a "
+              "configuration changed under running pods, a hand-edited file), and the containers "
+              "run where the article's guarantees do not hold.",
+    remediation="Drain the node and let the kubelet place the pods again (delete the checkpoint "
+                "files while the kubelet is stopped); check that reservedSystemCPUs and the "
+                "Topology Manager policy did not change without a drain.")
+
+CHECKPOINT_CORRUPT = Rule(
+    id="NG406", name="checkpoint-corrupt", severity=Severity.ERROR, target="checkpoint",
+    title="A checkpoint file the kubelet cannot restore (bad JSON, checksum mismatch, unknown version)",
+    rationale="The kubelet refuses to start when cpu_manager_state or memory_manager_state does not "
+              "load: JSON it cannot parse, a checksum that does not match the content (\"checkpoint "
+              "is corrupted\"), or a version it no longer reads (a V1 CPU checkpoint).",
+    remediation="Drain the node, stop the kubelet, delete the named checkpoint file, start the kubelet.")
+
+CHECKPOINT_STALE = Rule(
+    id="NG407", name="checkpoint-stale-entry", severity=Severity.WARNING, target="checkpoint",
+    title="The checkpoint holds CPUs or memory for a pod that no longer exists (needs the node's pod list)",
+    rationale="The managers release a pod's exclusive CPUs and memory when it is removed "
+              "(RemoveContainer, the reconcile loop). An entry for a pod that is gone keeps "
+              "capacity out of the shared pool and out of reach of new pods, which then fail "
+              "admission on a node that looks free.",
+    remediation="Check the kubelet log for failed container removals; restarting the kubelet "
+                "runs the stale-state cleanup (removeStaleState).")
+
+CHECKPOINT_MEMORY = Rule(
+    id="NG408", name="checkpoint-memory-inconsistent", severity=Severity.WARNING, target="checkpoint",
+    title="The Memory Manager checkpoint's memory tables or blocks do not add up",
+    rationale="For every NUMA node and memory type the Memory Manager keeps allocatable = total - "
+              "systemReserved and free + reserved = allocatable, and the reserved amount is what "
+              "the pods' memory blocks hold (policy_static.go). A table that does not add up means "
+              "the kubelet's view of free memory is wrong: it admits too much or rejects pods that fit.",
+    remediation="Drain the node and restart the kubelet without memory_manager_state so it rebuilds "
+                "the machine state from the running pods.")
+
+RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY)
+
+
+@dataclass(frozen=True)
+class CheckpointExtract:
+    """One checkpoint file, read: its source, kind ("cpu" or "memory"), what the kubelet
+    restores from it, where its fields sit, and its suppressions."""
+
+    source: str
+    kind: str
+    checkpoint: CPUCheckpoint | MemoryCheckpoint
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    ignores: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, source: str, data: Any, kind: str | None = None, positions=None,
+           ignores: frozenset[str] = frozenset()) -> "CheckpointExtract | None":
+        kind = kind or checkpoint_kind(data, source)
+        if kind == "cpu":
+            return cls(source, kind, read_cpu_checkpoint(data), dict(positions or {}), ignores)
+        if kind == "memory":
+            return cls(source, kind, read_memory_checkpoint(data), dict(positions or {}), ignores)
+        return None
+
+
+def _v(cp: CheckpointExtract, rule: Rule, path: Path, message: str) -> PoolViolation:
+    return PoolViolation(rule, cp.source, Violation(path=path, message=message),
+                         ObjectRef(None, "CPUManagerCheckpoint" if cp.kind == "cpu" else "MemoryManagerCheckpoint",
+                                   None, None), cp.ignores)
+
+
+def checkpoint_findings(checkpoints: Iterable[CheckpointExtract], *, kubelet_config: dict | None = None,
+                        topology: Any = None, pod_uids: set[str] | None = None) -> list[PoolViolation]:
+    """Every checkpoint finding for the checkpoints of one node (see the module docstring)."""
+    out: list[PoolViolation] = []
+    for cp in checkpoints:
+        c = cp.checkpoint
+        if c.error is not None:
+            out.append(_v(cp, CHECKPOINT_CORRUPT, c.error.path,
+                          f"the kubelet cannot restore this {cp.kind} checkpoint: {c.error.message}"))
+            continue
+        if cp.kind == "cpu":
+            out += _cpu_findings(cp, c, kubelet_config, topology, pod_uids)
+        else:
+            out += _memory_findings(cp, c, kubelet_config, pod_uids)
+    return out
+
+
+def _policy(cp: CheckpointExtract, recorded: str, configured: str, manager: str, prefix: str) -> list[PoolViolation]:
+    if recorded == configured:
+        return []
+    return [_v(cp, CHECKPOINT_POLICY, cp.checkpoint.field_root + ("policyName",),
+               f'{prefix}configured policy "{configured}" differs from state checkpoint policy "{recorded}": '
+               f"the kubelet will not start with this {manager} checkpoint")]
+
+
+def _stale(cp: CheckpointExtract, pods: Iterable[str], pod_uids: set[str] | None, key: str) -> list[PoolViolation]:
+    if pod_uids is None:
+        return []
+    root = cp.checkpoint.field_root
+    return [_v(cp, CHECKPOINT_STALE, root + (key, uid),
+               f"{key} holds an assignment for pod {uid}, which is not among the {len(pod_uids)} pods of the node")
+            for uid in sorted(set(pods)) if uid not in pod_uids]
+
+
+def _cpu_findings(cp: CheckpointExtract, c: CPUCheckpoint, kc: dict | None, topology: Any,
+                  pod_uids: set[str] | None) -> list[PoolViolation]:
+    out: list[PoolViolation] = []
+    root = c.field_root
+    reserved: frozenset[int] = frozenset()
+    if kc is not None:
+        out += _policy(cp, c.policy, k.cpu_manager_policy(kc)[0], "CPU Manager", "")
+        try:
+            reserved = k.reserved_system_cpus(kc) or frozenset()
+        except CPUSetError:
+            reserved = frozenset()
+    holders: list[tuple[str, Path, str, frozenset[int]]] = []     # (pod, path, label, cpus)
+    for pod, cpus in sorted(c.pods.items()):
+        holders.append((pod, root + ("podEntries", pod), f"pod {pod}", cpus))
+    for pod, containers in sorted(c.containers.items()):
+        for name, cpus in sorted(containers.items()):
+            holders.append((pod, root + ("entries", pod, name), f"container {name} of pod {pod}", cpus))
+    for pod, path, label, cpus in holders:
+        if reserved and cpus & reserved:
+            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                          f"{label} holds reserved CPUs {format_cpuset(cpus & reserved)} (reservedSystemCPUs "
+                          f"{format_cpuset(reserved)}) as exclusive CPUs"))
+        shared = cpus & c.default_cpus
+        if shared and c.policy == "static":
+            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                          f"{label} holds CPUs {format_cpuset(shared)} that are also in the shared pool "
+                          f"(defaultCpuSet {format_cpuset(c.default_cpus)})"))
+    seen: dict[int, str] = {}
+    for pod, path, label, cpus in holders:
+        clashes = {}
+        for cpu in sorted(cpus):
+            owner = seen.get(cpu)
+            if owner is not None and owner != pod:
+                clashes.setdefault(owner, set()).add(cpu)
+        for owner, clash in sorted(clashes.items()):
+            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                          f"{label} holds CPUs {format_cpuset(clash)} that pod {owner} holds too"))
+        for cpu in cpus:
+            seen.setdefault(cpu, pod)
+    if topology is not None and kc is not None and k.topology_manager_policy(kc)[0] == "single-numa-node":
+        numa_of = {cpu.id: cpu.numa for cpu in topology.cpus}
+        for pod, path, label, cpus in holders:
+            unknown = {cpu for cpu in cpus if cpu not in numa_of}
+            nodes = sorted({numa_of[cpu] for cpu in cpus if cpu in numa_of})
+            if unknown:
+                out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                              f"{label} holds CPUs {format_cpuset(unknown)} that the node does not have"))
+            elif len(nodes) > 1:
+                out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                              f"{label} spans NUMA nodes {', '.join(map(str, nodes))}, but the Topology Manager "
+                              "policy single-numa-node allows one"))
+    out += _stale(cp, set(c.pods) | set(c.containers), pod_uids, "entries")
+    return out
+
+
+def _memory_findings(cp: CheckpointExtract, c: MemoryCheckpoint, kc: dict | None,
+                     pod_uids: set[str] | None) -> list[PoolViolation]:
+    out: list[PoolViolation] = []
+    root = c.field_root
+    if kc is not None:
+        out += _policy(cp, c.policy, k.memory_manager_policy(kc)[0], "Memory Manager", "[memorymanager] ")
+    single = kc is not None and k.topology_manager_policy(kc)[0] == "single-numa-node"
+    for numa, tables in sorted(c.machine.items()):
+        for resource, t in sorted(tables.items()):
+            path = root + ("machineState", str(numa), "memoryMap", resource)
+            if t.allocatable != t.total - t.system_reserved:
+                out.append(_v(cp, CHECKPOINT_MEMORY, path,
+                              f"NUMA {numa} {resource}: allocatable {t.allocatable} is not total {t.total} - "
+                              f"systemReserved {t.system_reserved} = {t.total - t.system_reserved}"))
+            if t.free + t.reserved != t.allocatable:
+                out.append(_v(cp, CHECKPOINT_MEMORY, path,
+                              f"NUMA {numa} {resource}: free {t.free} + reserved {t.reserved} = "
+                              f"{t.free + t.reserved}, not allocatable {t.allocatable}"))
+    # The blocks that hold memory: a pod's pod-level blocks when it has them (KEP-5526), else
+    # its containers' blocks. Per resource, their sizes add up to what the tables reserve.
+    held: dict[str, int] = {}
+    for pod in set(c.pods) | set(c.containers):
+        blocks = c.pods.get(pod) or [b for bs in c.containers.get(pod, {}).values() for b in bs]
+        for b in blocks:
+            held[b.resource] = held.get(b.resource, 0) + b.size
+    reserved: dict[str, int] = {}
+    for tables in c.machine.values():
+        for resource, t in tables.items():
+            reserved[resource] = reserved.get(resource, 0) + t.reserved
+    for resource in sorted(set(held) | set(reserved)):
+        if held.get(resource, 0) != reserved.get(resource, 0) and c.machine:
+            out.append(_v(cp, CHECKPOINT_MEMORY, root + ("machineState",),
+                          f"{resource}: the pods' memory blocks hold {format_bytes(Decimal(held.get(resource, 0)))} "
+                          f"({held.get(resource, 0)} bytes) but the NUMA nodes reserve "
+                          f"{format_bytes(Decimal(reserved.get(resource, 0)))} ({reserved.get(resource, 0)} bytes)"))
+    if single:
+        for pod, blocks in sorted(c.pods.items()):
+            out += _wide_blocks(cp, root + ("podEntries", pod), f"pod {pod}", blocks)
+        for pod, containers in sorted(c.containers.items()):
+            for name, blocks in sorted(containers.items()):
+                out += _wide_blocks(cp, root + ("entries", pod, name), f"container {name} of pod {pod}", blocks)
+    out += _stale(cp, set(c.pods) | set(c.containers), pod_uids, "entries")
+    return out
+
+
+def _wide_blocks(cp: CheckpointExtract, path: Path, label: str, blocks) -> list[PoolViolation]:
+    out = []
+    for b in blocks:
+        if len(set(b.numa_nodes)) > 1:
+            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
+                          f"{label} holds {b.resource} on NUMA nodes {', '.join(map(str, b.numa_nodes))}, but the "
+                          "Topology Manager policy single-numa-node allows one"))
+    return out

@@ -1,0 +1,394 @@
+"""NG401, NG404, NG405: one node pool judged as a whole.
+
+A canary rollout only proves something when the nodes of the pool are configured alike and
+built alike. These rules look at every KubeletConfiguration and every node of one run
+together, after the per-document rules, and name the odd one out.
+
+Library API (no I/O; parsed objects in, findings out), used by `numaguard lint` through the
+engine's pool pass and meant for any caller that has the pool in hand (an API-server audit):
+
+    from numaguard.lint.rules.pool import KubeletExtract, pool_findings, hardware_from_node_object
+
+    configs = [KubeletExtract.of("node-a", kubelet_config_dict), ...]   # or (source, dict) pairs
+    nodes = [hardware_from_node_object(node_dict), ...]               # NodeHardware values
+    for pv in pool_findings(configs, nodes):
+        print(pv.source, pv.rule.id, pv.violation.path, pv.violation.message)
+
+* `KubeletExtract`: a small per-file extract (source, effective placement settings, field
+  positions, suppressions), so the engine keeps no documents between files;
+* `NodeHardware`: what a node's hardware is, from a Node object (`hardware_from_node_object`),
+  a NodeResourceTopology (`hardware_from_nrt`) or a numaguard node description
+  (`hardware_from_topology`);
+* `pool_findings(configs, nodes) -> list[PoolViolation]`: every finding, each naming its
+  source (file or node) and the path of the field inside it.
+
+How the odd one out is chosen: for each setting, the value most configurations share is the
+reference, and every configuration holding another value gets one finding at that field,
+naming the files (or nodes) on both sides. When no value has a strict majority (2 against 2),
+every configuration gets the finding and the message says there is no majority.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Iterable
+
+from numaguard.lint.k8s import kubelet as k
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
+from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.rules.base import Rule
+
+POOL_INCONSISTENT = Rule(
+    id="NG401", name="pool-inconsistent", severity=Severity.ERROR, target="pool",
+    title="KubeletConfigurations of one pool differ in a placement-relevant setting",
+    rationale="A canary node proves something about the pool only when every node places pods "
+              "the same way. A node whose gates, CPU/Memory/Topology Manager policies, options, "
+              "scope or reservations differ admits, rejects and pins pods differently, so results "
+              "from one node do not carry over. numaguard compares the effective values (defaults "
+              "applied, quantities normalised) of every KubeletConfiguration given together; the "
+              "value most files share is the reference, and each file holding another value is named.",
+    remediation="Give every node of the pool the same kubelet configuration (one drop-in, one "
+                "template), or split the nodes with a different configuration into their own pool "
+                "with its own labels and taint.")
+
+POOL_HARDWARE = Rule(
+    id="NG404", name="pool-hardware-mismatch", severity=Severity.WARNING, target="pool",
+    title="Nodes of one pool have different hardware (sockets, NUMA nodes, CPUs or memory per NUMA node, SMT)",
+    rationale="NUMA fit depends on the shape of the machine: a pod that fits one NUMA node of a "
+              "32-CPU NUMA node is rejected on a 24-CPU one, and SMT changes what full-pcpus-only "
+              "accepts. The article asks for a dedicated, homogeneous pool; simulation and canary "
+              "results from one node only carry over to nodes built the same way.",
+    remediation="Keep one hardware shape per pool (split the pool by instance type or machine "
+                "model with node labels), or size pods for the smallest NUMA node of the pool.")
+
+POOL_NOT_LINUX = Rule(
+    id="NG405", name="pool-node-not-linux", severity=Severity.ERROR, target="pool",
+    title="A node of the pool is not Linux",
+    rationale="Pod-level resources and the pod-level resource managers are Linux only: a Windows "
+              "kubelet rejects pods with pod-level resources (PodLevelResourcesNotSupported).",
+    remediation="Keep Windows nodes out of the pool (their own labels and taint).")
+
+RULES = (POOL_INCONSISTENT, POOL_HARDWARE, POOL_NOT_LINUX)
+
+
+# ------------------------------------------------------------------------------- values
+
+@dataclass(frozen=True)
+class PoolViolation:
+    """A finding of the pool pass: which rule, which source (a file or a node name), the
+    object, and the violation (its path relative to that source's document)."""
+
+    rule: Rule
+    source: str | None
+    violation: Violation
+    ref: ObjectRef | None = None
+    ignores: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class KubeletExtract:
+    """What the pool pass needs of one KubeletConfiguration: its source, its effective
+    placement settings (`settings`: field path -> normalised value, printable), the raw
+    config (for checkpoint checks), where each field sits, and its suppressions."""
+
+    source: str
+    settings: dict[Path, str]
+    config: dict
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    ref: ObjectRef | None = None
+    ignores: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, source: str, config: dict, *, version: tuple[int, int] = (1, 37), positions=None,
+           ref: ObjectRef | None = None, ignores: frozenset[str] = frozenset()) -> "KubeletExtract":
+        return cls(source, placement_settings(config, version), config, dict(positions or {}), ref, ignores)
+
+
+@dataclass(frozen=True)
+class NodeHardware:
+    """A node's hardware as far as it is known (None = unknown, not compared)."""
+
+    name: str
+    source: str | None = None
+    os: str | None = None
+    sockets: int | None = None
+    numa_nodes: int | None = None
+    cpus_per_numa: tuple[int, ...] | None = None      # per NUMA node, sorted
+    memory_per_numa: tuple[int, ...] | None = None    # bytes, sorted
+    threads_per_core: int | None = None
+    cpus: int | None = None
+    memory: int | None = None                         # bytes
+    ref: ObjectRef | None = None
+    paths: dict[str, Path] = field(default_factory=dict)   # attribute -> where it was read
+
+
+# ------------------------------------------------------------------------------- settings
+
+GATES = ("PodLevelResources", "PodLevelResourceManagers")
+
+
+def placement_settings(kc: dict, version: tuple[int, int] = (1, 37)) -> dict[Path, str]:
+    """The placement-relevant settings of a KubeletConfiguration, effective (defaults applied)
+    and normalised for comparison (quantities in bytes or CPUs, cpusets canonical)."""
+    out: dict[Path, str] = {}
+    gates = k.effective_gates(kc, version)
+    for gate in GATES:
+        out[("featureGates", gate)] = str(gates.get(gate, False)).lower()
+    out[("cpuManagerPolicy",)] = k.cpu_manager_policy(kc)[0]
+    out[("memoryManagerPolicy",)] = k.memory_manager_policy(kc)[0]
+    out[("topologyManagerPolicy",)] = k.topology_manager_policy(kc)[0]
+    out[("topologyManagerScope",)] = k.topology_manager_scope(kc)[0]
+    for opt_field in ("cpuManagerPolicyOptions", "topologyManagerPolicyOptions"):
+        options = kc.get(opt_field)
+        for name, value in sorted((options or {}).items()) if isinstance(options, dict) else ():
+            out[(opt_field, str(name))] = str(value)
+    for res_field in ("kubeReserved", "systemReserved"):
+        for resource in ("cpu", "memory"):
+            out[(res_field, resource)] = _quantity(k.reserved_quantity(kc, res_field, resource), resource)
+    try:
+        reserved = k.reserved_system_cpus(kc)
+        out[("reservedSystemCPUs",)] = format_cpuset(reserved) if reserved else "(none)"
+    except CPUSetError:
+        out[("reservedSystemCPUs",)] = str(kc.get("reservedSystemCPUs"))
+    out[("evictionHard", "memory.available")] = k.effective_eviction_hard(kc).get("memory.available", "(none)")
+    by_numa = k.reserved_memory_by_numa(kc)
+    out[("reservedMemory",)] = "; ".join(
+        f"NUMA {n}: " + ", ".join(f"{r}={_quantity(v, r)}" for r, v in sorted(res.items()))
+        for n, res in sorted(by_numa.items())) or "(none)"
+    return out
+
+
+def _quantity(value: Decimal, resource: str) -> str:
+    if resource == "cpu":
+        return format(value.normalize(), "f")
+    return format_bytes(value) if value else "0"
+
+
+def _extract(item: Any) -> KubeletExtract:
+    if isinstance(item, KubeletExtract):
+        return item
+    source, config = item
+    return KubeletExtract.of(str(source), config)
+
+
+# ------------------------------------------------------------------------------- NG401
+
+def _names(sources: list[str], limit: int = 4) -> str:
+    shown = ", ".join(sources[:limit])
+    return shown + (f" and {len(sources) - limit} more" if len(sources) > limit else "")
+
+
+def _dotted(path: Path) -> str:
+    return ".".join(str(p) for p in path)
+
+
+def config_findings(configs: Iterable[Any]) -> list[PoolViolation]:
+    """NG401 over KubeletExtracts (or (source, dict) pairs): one finding per file and field
+    that differs from the pool's majority."""
+    extracts = [_extract(c) for c in configs]
+    if len(extracts) < 2:
+        return []
+    out: list[PoolViolation] = []
+    fields = sorted({p for e in extracts for p in e.settings}, key=lambda p: tuple(map(str, p)))
+    for path in fields:
+        groups: dict[str, list[KubeletExtract]] = {}
+        for e in extracts:
+            groups.setdefault(e.settings.get(path, "(unset)"), []).append(e)
+        if len(groups) < 2:
+            continue
+        counts = Counter({value: len(members) for value, members in groups.items()})
+        ranked = counts.most_common()
+        tie = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        reference = None if tie else ranked[0][0]
+        summary = "; ".join(f"{value} in {_names([m.source for m in groups[value]])}" for value, _ in ranked)
+        for value, members in groups.items():
+            if value == reference:
+                continue
+            for e in members:
+                if tie:
+                    message = (f"{_dotted(path)} differs across the pool with no majority: {summary}. "
+                               f"This one has {value}")
+                else:
+                    others = groups[reference]
+                    message = (f"{_dotted(path)} is {value} here but {reference} in {len(others)} of "
+                               f"{len(extracts)} configurations of the pool ({_names([m.source for m in others])})")
+                out.append(PoolViolation(POOL_INCONSISTENT, e.source,
+                                         Violation(path=_present_path(e, path), message=message),
+                                         e.ref, e.ignores))
+    return out
+
+
+def _present_path(e: KubeletExtract, path: Path) -> Path:
+    """The deepest part of `path` that the file writes (a defaulted field points at its
+    parent, or at the document)."""
+    for n in range(len(path), 0, -1):
+        if path[:n] in e.positions or (not e.positions and _has(e.config, path[:n])):
+            return path[:n]
+    return ()
+
+
+def _has(config: dict, path: Path) -> bool:
+    node: Any = config
+    for step in path:
+        if not isinstance(node, dict) or step not in node:
+            return False
+        node = node[step]
+    return True
+
+
+# ------------------------------------------------------------------------------- hardware
+
+_HARDWARE_FIELDS = (
+    ("sockets", "sockets"), ("numa_nodes", "NUMA nodes"), ("cpus_per_numa", "CPUs per NUMA node"),
+    ("memory_per_numa", "memory per NUMA node"), ("threads_per_core", "threads per core"),
+    ("cpus", "CPUs"), ("memory", "memory"))
+MEMORY_TOLERANCE = Decimal("0.03")   # identical machines report slightly different MemTotal
+
+
+def _show(attr: str, value: Any) -> str:
+    if attr in ("memory", "memory_per_numa"):
+        values = value if isinstance(value, tuple) else (value,)
+        return "/".join(format_bytes(Decimal(v)) for v in values)
+    if isinstance(value, tuple):
+        return "/".join(map(str, value))
+    return str(value)
+
+
+def _same(attr: str, a: Any, b: Any) -> bool:
+    if attr not in ("memory", "memory_per_numa"):
+        return a == b
+    left = a if isinstance(a, tuple) else (a,)
+    right = b if isinstance(b, tuple) else (b,)
+    return len(left) == len(right) and all(
+        abs(Decimal(x) - Decimal(y)) <= MEMORY_TOLERANCE * max(Decimal(x), Decimal(y), Decimal(1))
+        for x, y in zip(left, right))
+
+
+def hardware_findings(nodes: Iterable[NodeHardware]) -> list[PoolViolation]:
+    """NG405 for every node that is not Linux; NG404 for every node whose hardware differs
+    from the pool's majority in some attribute (compared among the nodes where it is known)."""
+    nodes = list(nodes)
+    out: list[PoolViolation] = []
+    for n in nodes:
+        if n.os is not None and n.os.lower() != "linux":
+            out.append(PoolViolation(POOL_NOT_LINUX, n.source or n.name, Violation(
+                path=n.paths.get("os", ()), message=f"node {n.name} runs {n.os}, not Linux: pod-level resources "
+                                                    "and the pod-level resource managers are Linux only"), n.ref))
+    for attr, label in _HARDWARE_FIELDS:
+        known = [n for n in nodes if getattr(n, attr) is not None]
+        if len(known) < 2:
+            continue
+        groups: list[tuple[Any, list[NodeHardware]]] = []
+        for n in known:
+            for value, members in groups:
+                if _same(attr, value, getattr(n, attr)):
+                    members.append(n)
+                    break
+            else:
+                groups.append((getattr(n, attr), [n]))
+        if len(groups) < 2:
+            continue
+        groups.sort(key=lambda g: -len(g[1]))
+        tie = len(groups[1][1]) == len(groups[0][1])
+        reference = None if tie else groups[0]
+        for value, members in groups:
+            if reference is not None and members is reference[1]:
+                continue
+            for n in members:
+                if tie:
+                    summary = "; ".join(f"{_show(attr, v)} on {_names([m.name for m in ms])}" for v, ms in groups)
+                    message = f"{label} differ across the pool with no majority: {summary}"
+                else:
+                    others = reference[1]
+                    message = (f"node {n.name} has {_show(attr, value)} {label}, but {len(others)} of "
+                               f"{len(known)} nodes of the pool have {_show(attr, reference[0])} "
+                               f"({_names([m.name for m in others])})")
+                out.append(PoolViolation(POOL_HARDWARE, n.source or n.name,
+                                         Violation(path=n.paths.get(attr, ()), message=message), n.ref))
+    return out
+
+
+def pool_findings(configs: Iterable[Any], nodes: Iterable[NodeHardware] = ()) -> list[PoolViolation]:
+    """Every pool-level finding: NG401 over the kubelet configurations, NG404/NG405 over the
+    nodes. `configs` holds KubeletExtracts or (source, config dict) pairs."""
+    return config_findings(configs) + hardware_findings(nodes)
+
+
+# ------------------------------------------------------------------------------- hardware readers
+
+def hardware_from_node_object(node: dict, source: str | None = None) -> NodeHardware | None:
+    """A `v1` Node: operating system (status.nodeInfo.operatingSystem, else the
+    kubernetes.io/os label) and status.capacity cpu and memory."""
+    if not isinstance(node, dict):
+        return None
+    meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+    status = node.get("status") if isinstance(node.get("status"), dict) else {}
+    info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    paths: dict[str, Path] = {}
+    os_name = info.get("operatingSystem")
+    if isinstance(os_name, str):
+        paths["os"] = ("status", "nodeInfo", "operatingSystem")
+    else:
+        os_name = labels.get("kubernetes.io/os")
+        if isinstance(os_name, str):
+            paths["os"] = ("metadata", "labels", "kubernetes.io/os")
+        else:
+            os_name = None
+    capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
+    cpus = memory = None
+    try:
+        if "cpu" in capacity:
+            cpus = int(parse_quantity(capacity["cpu"]))
+            paths["cpus"] = ("status", "capacity", "cpu")
+        if "memory" in capacity:
+            memory = int(parse_quantity(capacity["memory"]))
+            paths["memory"] = ("status", "capacity", "memory")
+    except ValueError:
+        pass
+    name = str(meta.get("name") or source or "node")
+    ref = ObjectRef(node.get("apiVersion"), node.get("kind"), None, meta.get("name"))
+    return NodeHardware(name=name, source=source, os=os_name, cpus=cpus, memory=memory, ref=ref, paths=paths)
+
+
+def hardware_from_nrt(nrt: dict, source: str | None = None) -> NodeHardware | None:
+    """A NodeResourceTopology (topology.node.k8s.io/v1alpha2): NUMA nodes are the zones of
+    type Node; CPUs and memory per NUMA node from each zone's `capacity`."""
+    if not isinstance(nrt, dict):
+        return None
+    zones = [z for z in nrt.get("zones") or [] if isinstance(z, dict) and z.get("type") == "Node"]
+    cpus, memory = [], []
+    for zone in zones:
+        for res in zone.get("resources") or []:
+            if not isinstance(res, dict):
+                continue
+            try:
+                if res.get("name") == "cpu":
+                    cpus.append(int(parse_quantity(res.get("capacity"))))
+                elif res.get("name") == "memory":
+                    memory.append(int(parse_quantity(res.get("capacity"))))
+            except ValueError:
+                continue
+    meta = nrt.get("metadata") if isinstance(nrt.get("metadata"), dict) else {}
+    name = str(meta.get("name") or source or "node")
+    return NodeHardware(
+        name=name, source=source, numa_nodes=len(zones) or None,
+        cpus_per_numa=tuple(sorted(cpus)) if len(cpus) == len(zones) and zones else None,
+        memory_per_numa=tuple(sorted(memory)) if len(memory) == len(zones) and zones else None,
+        cpus=sum(cpus) if cpus else None,
+        ref=ObjectRef(nrt.get("apiVersion"), nrt.get("kind"), None, meta.get("name")),
+        paths={"numa_nodes": ("zones",), "cpus_per_numa": ("zones",), "memory_per_numa": ("zones",)})
+
+
+def hardware_from_topology(name: str, topology: Any, source: str | None = None) -> NodeHardware:
+    """A numaguard node description's topology (`numaguard.lint.numa.topology.Topology`)."""
+    per_numa = [len(topology.cpus_in_numa([n])) for n in topology.numa_ids]
+    memory = [n.memory for n in topology.numa_nodes] if hasattr(topology, "numa_nodes") else []
+    return NodeHardware(
+        name=name, source=source or name, os="linux", sockets=topology.num_sockets,
+        numa_nodes=topology.num_numa_nodes, cpus_per_numa=tuple(sorted(per_numa)),
+        memory_per_numa=tuple(sorted(memory)) if memory and all(isinstance(m, int) for m in memory) else None,
+        threads_per_core=topology.cpus_per_core, cpus=topology.num_cpus,
+        memory=sum(memory) if memory and all(isinstance(m, int) for m in memory) else None)
