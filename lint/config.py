@@ -31,6 +31,20 @@ class Config:
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     base_dir: str = "."                          # where relative paths in the file resolve
 
+    def names_pool_kubelet_config(self, source: str | None) -> bool:
+        """Whether `pool.kubeletConfigs` names this file (globs relative to the config file's
+        folder, or to the working directory; `**` crosses folders; a pattern without `/`
+        matches a file name anywhere, like `exclude:`)."""
+        if not source or not self.pool.kubelet_configs:
+            return False
+        import os
+
+        from numaguard.lint.load.files import _excluder
+
+        matches = _excluder(self.pool.kubelet_configs)
+        relative = os.path.relpath(source, self.base_dir).replace(os.sep, "/")
+        return matches(source.replace(os.sep, "/"), relative)
+
 
 def parse_version(text: str) -> tuple[int, int]:
     major, _, minor = str(text).partition(".")
@@ -56,7 +70,8 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
         scope_all=data.get("scope") == "all",
-        pool=PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint")),
+        pool=PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
+                          kubelet_configs=tuple(pool.get("kubeletConfigs") or ())),
         node=data.get("node"),
         severities={rid: None if sev == "off" else Severity(sev)
                     for rid, sev in (data.get("rules") or {}).items()},

@@ -14,13 +14,13 @@ document is linted, never from retained documents.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from numaguard.lint.config import Config
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
-from numaguard.lint.objects import classify
+from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
@@ -72,12 +72,14 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
     config = config or Config()
     selection = selection or Selection(severities=config.severities)
     ctx = rule_context(config, node)
-    run = _Run(ctx, selection)
+    run = _Run(ctx, selection, config.names_pool_kubelet_config)
     for error in load_errors:
         run.add_load_error(error)
-    for i, doc in enumerate(documents):
-        if not isinstance(doc, Document):
-            doc = Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+    docs = [doc if isinstance(doc, Document) else
+            Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
+            for i, doc in enumerate(documents)]
+    run.collect_dropins(docs)
+    for doc in docs:
         for item, prefix in expand_lists(doc):
             run.lint_one(item, prefix)
     run.pool_pass()
@@ -94,8 +96,12 @@ def rule_context(config: Config, node: Any = None) -> LintContext:
 class _Run:
     """The mutable bookkeeping of one lint run (findings, counts), kept out of module state."""
 
-    def __init__(self, ctx: LintContext, selection: Selection) -> None:
+    def __init__(self, ctx: LintContext, selection: Selection,
+                 names_pool_kubelet_config=lambda source: False) -> None:
         self.ctx, self.selection = ctx, selection
+        self.names_pool_kubelet_config = names_pool_kubelet_config
+        self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
+        self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
@@ -105,6 +111,18 @@ class _Run:
         self.pool = _PoolInputs()
 
     # -- documents ---------------------------------------------------------------------
+    def collect_dropins(self, docs: list[Document]) -> None:
+        """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
+        in this run; the drop-ins are then linted as part of the merged configuration."""
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner
+
+        mains = {d.source for d in docs if d.source and _is_kubelet_config(d.data)}
+        for d in sorted(docs, key=lambda d: (d.source or "", d.index)):
+            owner = dropin_owner(d.source)
+            if owner in mains and _is_kubelet_config(d.data):
+                self.dropins.setdefault(owner, []).append(d)
+                self.merged_dropins.add(id(d))
+
     def add_load_error(self, error: LoadError) -> None:
         if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
             self.summary.objects += 1
@@ -158,8 +176,15 @@ class _Run:
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
         from numaguard.lint.k8s.pod_schema import pod_schema_violations
-        from numaguard.lint.rules.pods import pod_scope
+        from numaguard.lint.rules.pods import VALIDITY_RULES, pod_scope
 
+        # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
+        # the pool) gets no NG002 either (README "Which pods are policy-checked").
+        scope = pod_scope(pod, self.ctx)
+        if scope in ("out", "unmanaged"):
+            self.summary.unmanaged += scope == "unmanaged"
+            return
+        self.summary.assumed_managed += scope == "assumed"
         prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec)
         ignores = doc.ignores | _annotation_ignores(pod.annotations)
@@ -168,12 +193,11 @@ class _Run:
             for v in problems:
                 self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
             return
-        scope = pod_scope(pod, self.ctx)
-        if scope != "managed":
-            self.summary.unmanaged += scope == "unmanaged"
-            return
+        ctx = self.ctx if scope != "validity" else replace(self.ctx, in_pool=False)
         for rule in self.pod_rules:
-            for v in rule.check(pod, self.ctx):
+            if scope == "validity" and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(pod, ctx):
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
@@ -184,20 +208,61 @@ class _Run:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
-        from numaguard.lint.k8s.kubelet_schema import kubelet_schema_violations
+        """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
+        as the kubelet reads it: unknown fields are reported (NG002) and dropped, the rest is
+        checked; what stops any kubelet applies to every configuration, the pool requirements
+        only to pool configurations (`kubelet_in_pool`)."""
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
+        from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
 
-        problems = kubelet_schema_violations(data)
-        for v in problems:
-            self._emit_doc(doc, prefix, ref, INVALID_OBJECT, v, doc.ignores)
-        if problems:
+        if id(doc) in self.merged_dropins and not prefix:
+            self.summary.objects -= 1             # linted as part of its main configuration
             return
+        parts = [doc] + (self.dropins.get(doc.source or "", []) if not prefix else [])
+        decoded = []
+        for part in parts:
+            part_prefix = prefix if part is doc else ()
+            result = decode_kubelet_config(_at(part.data, part_prefix))
+            for v in result.violations:
+                self._emit_doc(part, part_prefix, ref, INVALID_OBJECT, v, part.ignores)
+            decoded.append(result)
+        if any(d.fatal for d in decoded):
+            return                                # the kubelet cannot decode the file at all
+        if dropin_owner(doc.source) is not None and len(parts) == 1 and not prefix:
+            return                                # a drop-in alone is not a whole configuration
+        effective = merge_kubelet_configs(decoded[0].effective, [d.effective for d in decoded[1:]])
+        named = any(self.names_pool_kubelet_config(p.source) for p in parts if p.source)
+        in_pool = kubelet_in_pool(effective, self.ctx, named)
+        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        ignores = frozenset().union(*(p.ignores for p in parts))
         for rule in self.kubelet_rules:
-            for v in rule.check(data, self.ctx):
-                self._emit_doc(doc, prefix, ref, rule, v, doc.ignores)
-        label = _label(doc, prefix)
-        self.pool.add(label, doc, prefix, kubelet=KubeletExtract.of(
-            label, data, version=self.ctx.kubernetes_version, positions=_positions(data), ref=ref,
-            ignores=doc.ignores))
+            if not in_pool and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(effective, ctx):
+                if len(parts) == 1:
+                    self._emit_doc(doc, prefix, ref, rule, v, ignores)
+                else:
+                    self._emit_merged(parts, ref, rule, v, ignores)
+        if in_pool:
+            # Only the pool's configurations are compared with each other (NG401): the EKS
+            # default next to a kubeadm file in one repository are not one pool.
+            label = _label(doc, prefix)
+            self.pool.add(label, doc, prefix, kubelet=KubeletExtract.of(
+                label, effective, version=self.ctx.kubernetes_version, positions=_positions(data),
+                ref=ref, ignores=ignores))
+
+    def _emit_merged(self, parts: list[Document], ref: ObjectRef, rule: Rule, v: Violation,
+                     ignores: frozenset[str]) -> None:
+        """A finding on a merged configuration points at the file that set the effective value
+        (the last drop-in holding the field, else the main file)."""
+        from numaguard.lint.k8s.kubelet_dropin import origin_index
+
+        which, _ = origin_index([p.data for p in parts], tuple(v.path))
+        part = parts[which]
+        position = position_of(part.data, tuple(v.path)) or ((part.line, 1) if part.line else None)
+        self._emit(rule, v, file=part.source, position=position, ref=ref, ignores=ignores,
+                   path=tuple(v.path))
 
     # -- the pool pass -----------------------------------------------------------------
     def pool_pass(self) -> None:
@@ -249,6 +314,14 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[severity.value] += 1
+
+
+def _is_kubelet_config(data: Any) -> bool:
+    if not isinstance(data, dict):
+        return False
+    api_version = data.get("apiVersion")
+    return (data.get("kind") == KUBELET_CONFIG_KIND and isinstance(api_version, str)
+            and api_version.startswith(KUBELET_CONFIG_GROUP))
 
 
 @dataclass

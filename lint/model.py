@@ -91,12 +91,14 @@ class Summary:
     objects: int = 0
     skipped: int = 0
     unmanaged: int = 0
+    assumed_managed: int = 0        # pods taken as meant for the pool because none is configured
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
-                "unmanaged": self.unmanaged, **self.counts, "suppressed": self.suppressed}
+                "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
+                "suppressed": self.suppressed}
 
 
 @dataclass(frozen=True)
@@ -105,3 +107,4 @@ class PoolSettings:
 
     node_labels: dict[str, str] = field(default_factory=dict)
     taint: dict[str, str] | None = None       # {key, value, effect}
+    kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files

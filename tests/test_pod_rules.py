@@ -54,6 +54,7 @@ EXPECTED = {
     "NG105": ("container-requests-exceed-pod", "error"),
     "NG106": ("container-limit-exceeds-pod", "error"), "NG107": ("no-shared-pool-left", "error"),
     "NG108": ("hugepages-invalid", "error"), "NG109": ("windows-pod", "error"),
+    "NG114": ("pod-request-above-limit", "error"),
     "NG110": ("container-placement", "info"), "NG111": ("pool-targeting", "warning"),
     "NG112": ("placeholder-image", "info"), "NG113": ("resize-infeasible", "info"),
 }
@@ -87,12 +88,14 @@ def _lint_fixture(path: Path) -> set[str]:
         if c.pod is None:
             found |= {"NG002"} if c.kind == "pod" else set()
             continue
+        scope = pods.pod_scope(c.pod, ctx)
+        if scope in ("out", "unmanaged"):
+            continue
         if pod_schema_violations(c.pod.spec):
             found.add("NG002")
             continue
-        if pods.pod_scope(c.pod, ctx) != "managed":
-            continue
-        found |= {r.id for r in POD_RULES.values() if list(r.check(c.pod, ctx))}
+        found |= {r.id for r in POD_RULES.values() if list(r.check(c.pod, ctx))
+                  and (scope != "validity" or r.id in pods.VALIDITY_RULES)}
     return found
 
 
@@ -127,7 +130,15 @@ def test_fixture(rule_id, path):
     (guaranteed([APP]), {"numaguard.io/scope": "unmanaged"}, CTX, "unmanaged"),
     ({"containers": [APP]}, {"numaguard.io/scope": "unmanaged"}, LintContext(scope_all=True),
      "unmanaged"),
-    (guaranteed([APP]), {}, CTX, "managed"),
+    # the pool is configured and the pod does not target it: validity checks only
+    (guaranteed([APP]), {}, CTX, "validity"),
+    # no pool configured: pod-level cpu/memory make it a pool pod by assumption
+    (guaranteed([APP]), {}, LintContext(), "assumed"),
+    # pod-level pids only: no resource-manager pod
+    ({"resources": {"limits": {"pids": "2048"}}, "containers": [APP]}, {}, LintContext(),
+     "validity"),
+    ({"resources": "x", "containers": [APP]}, {}, LintContext(), "validity"),
+    ({"containers": [APP]}, {}, LintContext(), "out"),
     ({"resources": {}, "containers": [APP]}, {}, CTX, "out"),
     ({"nodeSelector": {"node.example.com/pool": "numa"}, "containers": [APP]}, {}, CTX, "managed"),
     ({"nodeSelector": {"node.example.com/pool": "gpu"}, "containers": [APP]}, {}, CTX, "out"),
@@ -186,11 +197,13 @@ def test_ng103_request_not_equal_limit_points_at_the_request():
     assert v.path == ("resources", "requests", "memory") and "2Gi" in v.message
 
 
-def test_ng103_request_above_limit_is_rejected_by_the_api():
+def test_ng114_request_above_limit_is_rejected_by_the_api():
     spec = guaranteed([APP])
     spec["resources"]["requests"]["cpu"] = "8"
-    messages = [v.message for v in run("NG103", spec)]
-    assert any("must be less than or equal to cpu limit of 4" in m for m in messages)
+    assert [v.message for v in run("NG114", spec)] == [
+        "spec.resources.requests[cpu]: Invalid value: \"8\": must be less than or equal to cpu "
+        "limit of 4 — the API server rejects the pod; set requests.cpu: \"4\" (or raise limits.cpu)"]
+    assert run("NG103", spec) == []             # NG114 says it; the QoS question comes after
 
 
 def test_ng103_silent_for_guaranteed_and_for_pods_without_pod_resources():

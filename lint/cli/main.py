@@ -50,10 +50,12 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
     from numaguard.lint.engine import lint_documents
 
     config = load_config(config_path, kubernetes_version)
+    if pool_dirs:
+        config = _with_pool_dirs(config, pool_dirs)
     selection = selection_for(config, select, ignore)
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
-    node = _load_node(node_path, config)
+    node, node_kubelet_docs = _load_node(node_path, config)
 
     documents, errors, files = [], [], 0
     try:
@@ -63,6 +65,16 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
             errors.extend(errs)
     except FileNotFoundError as e:
         raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    import os
+
+    linted = {os.path.normpath(d.source) for d in documents if d.source}
+    extra = [d for d in node_kubelet_docs if d.index < 0 or os.path.normpath(d.source) not in linted]
+    documents.extend(extra)
+    files += len({d.source for d in extra if os.path.normpath(d.source) not in linted})
+    dropin_files, dropin_docs, dropin_errors = _load_kubelet_dropins(documents)
+    files += dropin_files
+    documents.extend(dropin_docs)
+    errors.extend(dropin_errors)
     result = lint_documents(documents, config=config, node=node, load_errors=errors,
                             selection=selection)
     result.summary.files = files
@@ -71,23 +83,140 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
     exit_for(result, fail_on or config.fail_on)
 
 
+def _with_pool_dirs(config, pool_dirs):
+    """The KubeletConfigurations under `--pool DIR` are the pool's by the user's word: held to
+    the pool requirements like those `pool.kubeletConfigs` names."""
+    import os
+    from dataclasses import replace
+
+    globs = tuple(os.path.normpath(d).replace(os.sep, "/").rstrip("/") + "/**" for d in pool_dirs)
+    return replace(config, pool=replace(config.pool,
+                                        kubelet_configs=config.pool.kubelet_configs + globs))
+
+
+def _load_kubelet_dropins(documents) -> tuple[int, list, list]:
+    """The kubelet drop-ins of every linted KubeletConfiguration file: the `*.conf` files under
+    `<file>.d/` (numaguard.lint.k8s.kubelet_dropin), read in the order the kubelet's
+    `filepath.WalkDir` visits them. Files already loaded are not read twice."""
+    import os
+
+    from numaguard.lint.k8s.kubelet_dropin import DROPIN_DIR_SUFFIX, DROPIN_SUFFIX
+    from numaguard.lint.load.documents import load_text
+
+    loaded = {d.source for d in documents}
+    mains = sorted({d.source for d in documents if d.source and isinstance(d.data, dict)
+                    and d.data.get("kind") == "KubeletConfiguration"})
+
+    def walk(directory: str):
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir():
+                yield from walk(entry.path)
+            elif entry.name.endswith(DROPIN_SUFFIX):
+                yield entry.path
+
+    files, docs, errors = 0, [], []
+    for main in mains:
+        folder = main + DROPIN_DIR_SUFFIX
+        if not os.path.isdir(folder):
+            continue
+        for path in walk(folder):
+            if path in loaded:
+                continue
+            try:
+                with open(path, "rb") as fh:
+                    found, errs = load_text(fh.read(), path)
+            except OSError as e:
+                raise UsageProblem(f"{path}: cannot read: {e.strerror}") from None
+            files += 1
+            docs.extend(found)
+            errors.extend(errs)
+    return files, docs, errors
+
+
 def _load_node(node_path: str | None, config):
-    """The node description from --node, else from the config file (relative to it)."""
+    """The node description from --node, else from the config file (relative to it), and the
+    KubeletConfiguration documents to lint in its place when the node's own configuration does
+    not fit the machine (reserved CPUs it lacks, reservedMemory on a NUMA node it lacks or
+    larger than it): the kubelet would refuse to start, which is a finding on that
+    configuration (NG208, NG209), not a reason to stop. Exit 2 stays for a node description
+    that cannot be used at all."""
     import os
 
     if not node_path and not config.node:
-        return None
+        return None, []
     from numaguard.lint.numa.node import NodeError, load_node_file
 
     path = node_path or config.node
     if not node_path and not path.startswith("builtin:") and not os.path.isabs(path):
         path = os.path.join(config.base_dir, path)
     try:
-        return load_node_file(path)
+        return load_node_file(path), []
     except FileNotFoundError:
         raise UsageProblem(f"node description not found: {path}") from None
     except NodeError as e:
-        raise UsageProblem(str(e)) from None
+        recovered = _node_without_kubelet_config(path)
+        if recovered is None:
+            raise UsageProblem(str(e)) from None
+        return recovered
+
+
+def _node_without_kubelet_config(path: str):
+    """(the node without its KubeletConfiguration, that configuration as lintable documents),
+    or None when the node description is unusable even without it. The configuration is a
+    KubeletConfiguration document in the node file, `spec.kubeletConfig` inline (a document
+    pointing into the node file, index -1), or the file `spec.kubeletConfig` names."""
+    import os
+
+    from numaguard.lint.load.documents import Document, load_text
+    from numaguard.lint.numa.node import NodeError, load_node
+
+    if path.startswith("builtin:"):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    docs, errors = load_text(raw, path)
+    if errors or not docs:
+        return None
+    base_dir = os.path.dirname(path)
+    topology, kubelet_docs = [], []
+    for doc in docs:
+        data = doc.data
+        kind = data.get("kind") if isinstance(data, dict) else None
+        if kind == "KubeletConfiguration":
+            kubelet_docs.append(doc)
+            continue
+        spec = data.get("spec") if isinstance(data, dict) else None
+        if kind == "NodeProfile" and isinstance(spec, dict) and "kubeletConfig" in spec:
+            ref = spec["kubeletConfig"]
+            if isinstance(ref, dict):
+                kubelet_docs.append(Document(source=path, index=-1, data=ref,
+                                             line=doc.line, ignores=doc.ignores))
+            elif isinstance(ref, str):
+                target = ref if os.path.isabs(ref) else os.path.join(base_dir, ref)
+                try:
+                    with open(target, "rb") as fh:
+                        found, errs = load_text(fh.read(), target)
+                except OSError:
+                    return None
+                kubelet_docs.extend(d for d in found if isinstance(d.data, dict)
+                                    and d.data.get("kind") == "KubeletConfiguration")
+            data = {**data, "spec": {k: v for k, v in spec.items() if k != "kubeletConfig"}}
+        topology.append(data)
+    if not kubelet_docs:
+        return None
+    try:
+        node = load_node(topology if len(topology) != 1 else topology[0], source=path,
+                         base_dir=base_dir)
+    except NodeError:
+        return None
+    return node, kubelet_docs
 
 
 @main.command()

@@ -170,6 +170,7 @@ def judge(snap: Snapshot, *, config=None, selection=None):
     from numaguard.lint.engine import lint_documents
     from numaguard.lint.load.documents import Document
 
+    config = pool_config(config)
     node_desc = representative_node(snap)
     documents = []
     for name in sorted(snap.configs):
@@ -192,6 +193,21 @@ def judge(snap: Snapshot, *, config=None, selection=None):
     result.workloads = {pod_file(p): workload_of(p) for p in linted}
     result.nodes = occupancies(snap)
     return result
+
+
+def pool_config(config=None):
+    """The config with every node the audit read named as a pool KubeletConfiguration
+    (`pool.kubeletConfigs: [node/*]`): the nodes were selected as the pool, so their
+    configurations are held to the pool requirements, not only to what stops a kubelet."""
+    from dataclasses import replace
+
+    from numaguard.lint.config import Config
+
+    config = config or Config()
+    globs = tuple(config.pool.kubelet_configs)
+    if "node/*" not in globs:
+        config = replace(config, pool=replace(config.pool, kubelet_configs=globs + ("node/*",)))
+    return config
 
 
 def representative_node(snap: Snapshot):

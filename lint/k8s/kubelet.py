@@ -513,6 +513,34 @@ def reserved_memory_entry_problems(kc: dict, node: Any = None) -> list[OptionPro
                                                     f"a duplicate value for NUMA node {numa} and "
                                                     f"resource \"{resource}\""))
             seen.add((numa, resource))
+    problems.extend(_reserved_beyond_numa_capacity(kc, node))
+    return problems
+
+
+def _reserved_beyond_numa_capacity(kc: dict, node: Any) -> list[OptionProblem]:
+    """reservedMemory memory on a NUMA node above what that NUMA node has: the Static policy
+    would leave it negative allocatable memory (memorymanager policy_static.go initializes
+    each NUMA node's allocatable as capacity - reserved), so the kubelet cannot start it."""
+    topology = getattr(node, "topology", None)
+    if topology is None:
+        return []
+    capacity = {n.id: n.memory for n in topology.numa_nodes}
+    problems = []
+    entries = kc.get("reservedMemory")
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict) or entry.get("numaNode") not in capacity:
+            continue
+        limits = entry.get("limits") if isinstance(entry.get("limits"), dict) else {}
+        try:
+            amount = parse_quantity(limits.get("memory"))
+        except (ValueError, TypeError):
+            continue
+        numa = entry["numaNode"]
+        if amount > capacity[numa]:
+            problems.append(OptionProblem(("reservedMemory", i, "limits", "memory"),
+                                          f"reservedMemory reserves {format_bytes(amount)} of memory "
+                                          f"on NUMA node {numa}, which has only "
+                                          f"{format_bytes(Decimal(capacity[numa]))}"))
     return problems
 
 

@@ -9,8 +9,10 @@ to import, so it is imported the first time a KubeletConfiguration is checked.
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import json
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterator
@@ -34,6 +36,49 @@ def _schema_validator():
     return validator_class(schema)
 
 
+@dataclass(frozen=True)
+class KubeletDecode:
+    """What the kubelet makes of a KubeletConfiguration document.
+
+    `fatal` is True when it cannot decode the file at all (a wrong value type: encoding/json
+    fails in strict and lenient decoding alike, `failed to decode`). Unknown fields are not
+    fatal: strict decoding fails, the kubelet logs "using lenient decoding as strict decoding
+    failed" and decodes again without them (`DecodeKubeletConfiguration`,
+    pkg/kubelet/kubeletconfig/util/codec/codec.go), so `effective` is the document without the
+    unknown fields, what the kubelet then runs with (defaults fill the gaps)."""
+
+    violations: list[Violation]
+    fatal: bool
+    effective: dict
+
+
+def decode_kubelet_config(kc: dict) -> KubeletDecode:
+    violations = kubelet_schema_violations(kc)
+    unknown = [v.path for v in violations
+               if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)]
+    fatal = any(v.path not in unknown and _is_type_error(v) for v in violations)
+    effective = kc
+    if unknown:
+        effective = copy.deepcopy(kc)
+        for path in sorted(unknown, key=len, reverse=True):
+            _delete(effective, path)
+    return KubeletDecode(violations, fatal, effective)
+
+
+def _is_type_error(v: Violation) -> bool:
+    return "the kubelet fails to decode the file" in v.message
+
+
+def _delete(data: Any, path: tuple) -> None:
+    for key in path[:-1]:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(data, dict):
+        data.pop(path[-1], None)
+
+
 def kubelet_schema_violations(kc: dict) -> list[Violation]:
     """NG002 for a KubeletConfiguration: the JSON Schema of v1beta1 (wrong types, unknown fields)
     and quantities that do not parse. An empty list means the NG2xx rules can trust the shapes."""
@@ -44,7 +89,8 @@ def kubelet_schema_violations(kc: dict) -> list[Violation]:
         if error.validator == "additionalProperties":
             known = set(error.schema.get("properties", {}))
             for name in sorted((n for n in error.instance if n not in known), key=str):
-                violations.append(Violation(path + (name,), _unknown_field_message(path, name)))
+                violations.append(Violation(path + (name,), _unknown_field_message(path, name),
+                                            remediation=_unknown_field_fix(path, name)))
         else:
             violations.append(Violation(path, _schema_message(error)))
     violations.extend(_quantity_violations(kc))
@@ -86,6 +132,20 @@ def _unknown_field_message(path: tuple, name: Any) -> str:
                 f"case-sensitive); the kubelet logs \"using lenient decoding as strict decoding "
                 f"failed\" and ignores it, so the setting has no effect")
     return f"{_dotted(path)}: unknown field {name}"
+
+
+UNKNOWN_FIELD_FIX_PREFIX = "Rename or delete the field"
+UNKNOWN_FIELD_FIX = UNKNOWN_FIELD_FIX_PREFIX + ": the kubelet ignores names it does not know."
+
+
+def _unknown_field_fix(path: tuple, name: Any) -> str:
+    """The fix of an unknown field is about its name (the value's type is not the problem)."""
+    close = difflib.get_close_matches(str(name), _top_level_fields(), n=1, cutoff=0.8) if not path else []
+    if close:
+        return (f"{UNKNOWN_FIELD_FIX_PREFIX}: write `{close[0]}` (KubeletConfiguration field names "
+                f"are case-sensitive camelCase), or delete `{name}`; the kubelet ignores names it "
+                f"does not know.")
+    return UNKNOWN_FIELD_FIX
 
 
 def _top_level_fields() -> list[str]:

@@ -41,4 +41,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
                f"{s.counts['info']} info, {s.suppressed} suppressed")
+    if s.assumed_managed:
+        out.append(f"{s.assumed_managed} pod(s) with pod-level cpu/memory were policy-checked as "
+                   f"meant for the managed pool because no pool is configured; to narrow it, "
+                   f"name the pool in .numaguard.yaml (pool.nodeLabels, pool.taint) or annotate "
+                   f"the pool's pods numaguard.io/scope: managed")
     return "\n".join(out) + "\n"

@@ -60,3 +60,4 @@ class LintContext:
     pool: PoolSettings = PoolSettings()
     node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
+    in_pool: bool = True                      # the subject is meant for the managed pool (policy tier)

@@ -17,7 +17,9 @@ INVALID_OBJECT = Rule(
     title="A known kind fails its schema: wrong types, unknown fields, bad quantities",
     rationale="The API server (for workloads) or the kubelet (for a KubeletConfiguration) rejects "
               "the object: wrong value types, unknown fields in a KubeletConfiguration, quantities "
-              "that do not parse, option values that are not strings. The other rules are skipped "
-              "for such an object because their input is unreliable.",
+              "that do not parse, option values that are not strings. A wrong type stops the other "
+              "checks of that object; an unknown KubeletConfiguration field does not, because the "
+              "kubelet decodes leniently (drops the field, keeps the default) and the other rules "
+              "judge what it then runs with. Pods numaguard does not check at all get no NG002.",
     remediation="Correct the field named in the message to the type the Kubernetes API expects "
                 "(quantities as strings like \"2\", \"500m\", \"4Gi\"; option values quoted, e.g. \"true\").")

@@ -32,6 +32,38 @@ def _field_path(kc: dict, field: str):
     return (field,) if field in kc else ()
 
 
+# --------------------------------------------------------------------------------------- scope
+# What makes any kubelet refuse to start applies to every KubeletConfiguration; the pool
+# requirements (gates, static policies, scope pod, reservations for them) only to the ones
+# meant for the managed pool (README "Which KubeletConfigurations are pool configurations").
+# NG201 is in both tiers: outside the pool it reports only the start-up refusal.
+VALIDITY_RULES = frozenset({"NG201", "NG208", "NG209", "NG210", "NG211", "NG212"})
+
+# The manager settings whose non-default value shows that a configuration is meant for
+# NUMA-managed workloads (defaults from pkg/kubelet/apis/config/v1beta1/defaults.go). Writing
+# the default out (`cpuManagerPolicy: none`, as kubeadm's defaulted files do) shows nothing.
+_INTENT_FIELDS = (("cpuManagerPolicy", "none"), ("memoryManagerPolicy", "None"),
+                  ("topologyManagerPolicy", "none"), ("topologyManagerScope", "container"))
+
+
+def pool_intent(kc: dict) -> str | None:
+    """Why this configuration reads as meant for the pool (a manager policy or scope set to a
+    non-default value, or the PodLevelResourceManagers gate turned on), None when it does not."""
+    for field, default in _INTENT_FIELDS:
+        value = kc.get(field)
+        if value not in (None, "", default):
+            return f"it sets {field}: {value}"
+    if k.explicit_gates(kc).get("PodLevelResourceManagers") is True:
+        return "it enables the PodLevelResourceManagers gate"
+    return None
+
+
+def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
+    """A configuration is held to the pool requirements under `scope: all`, when the config
+    file names it (`pool.kubeletConfigs`), or when it shows the intent itself."""
+    return ctx.scope_all or named_by_config or pool_intent(kc) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 @rule(id="NG201", name="gate-pod-level-resources", severity="error", target="kubelet",
       title="PodLevelResources is disabled",
@@ -51,6 +83,8 @@ def gate_pod_level_resources(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     failures = [(gate, disabled) for gate, disabled in k.dependency_violations(kc, version)
                 if "PodLevelResources" in disabled]
     dependents = [gate for gate, _ in failures]
+    if not ctx.in_pool and not dependents:
+        return                                   # outside the pool only the refusal matters
     message = ("featureGates.PodLevelResources is false: the kubelet ignores pod-level "
                "spec.resources, so pods are not treated as one unit by the CPU, Memory and "
                "Topology Managers")
@@ -272,7 +306,7 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         return
     for resource, (total, required) in reservation.mismatches().items():
         if resource == "memory":
-            snippet = k.reserved_memory_snippet(required, _first_numa(kc))
+            snippet = k.reserved_memory_snippet(required, _first_numa(kc, ctx.node))
             message = (f"the kubelet refuses to start: the total amount \"{format_bytes(total)}\" of "
                        f"type \"memory\" is not equal to the value \"{format_bytes(required)}\" "
                        f"determined by Node Allocatable feature. Σ reservedMemory memory = "
@@ -291,12 +325,16 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                             remediation=f"Remove {resource} from every reservedMemory entry.")
 
 
-def _first_numa(kc: dict) -> int:
+def _first_numa(kc: dict, node=None) -> int:
+    """The NUMA node to put the suggested reservation on: the first one reservedMemory names,
+    unless the node description says the machine lacks it (then its first NUMA node)."""
+    numa_ids = getattr(getattr(node, "topology", None), "numa_ids", None)
     entries = kc.get("reservedMemory")
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("numaNode"), int):
-            return entry["numaNode"]
-    return 0
+            if numa_ids is None or entry["numaNode"] in numa_ids:
+                return entry["numaNode"]
+    return min(numa_ids) if numa_ids else 0
 
 
 def _approximate_memory_check(reservation, total_memory: Decimal, breakdown: str, path) -> Iterator[Violation]:
@@ -359,7 +397,8 @@ def reserved_cpus_invalid(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     if split:
         cores = "; ".join(f"core {core}: reserved {k.format_cpuset(mine)}, left to pods "
                           f"{k.format_cpuset(theirs)}" for core, (mine, theirs) in sorted(split.items()))
-        fixed = reserved | frozenset().union(*(theirs for _, theirs in split.values()))
+        # suggest only CPUs the node has, so the suggestion does not raise the error above
+        fixed = (reserved & online) | frozenset().union(*(theirs for _, theirs in split.values()))
         yield Violation(path, f"reservedSystemCPUs {text} splits physical cores between the system "
                               f"and pods ({cores}); reserve whole cores, e.g. reservedSystemCPUs: "
                               f"\"{k.format_cpuset(fixed)}\"", severity=Severity.WARNING)

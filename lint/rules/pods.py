@@ -19,6 +19,7 @@ from numaguard.lint.k8s.pod_budget import (
     ContainerPlacement, PodAnalysis, PodBudget, is_integral_cpu,
 )
 from numaguard.lint.k8s.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
+from numaguard.lint.k8s import kubelet as kubelet_model
 from numaguard.lint.objects import PodTarget
 from numaguard.lint.rules.base import LintContext, rule
 
@@ -42,7 +43,7 @@ PLACEHOLDER_IMAGES = frozenset({
 IDLE_BASE_IMAGES = frozenset({"busybox", "alpine", "ubuntu", "debian", "registry.k8s.io/busybox"})
 _IDLE_COMMAND = re.compile(r"^(sleep\s+(infinity|inf|\d+[smhd]?)|tail\s+-f\s+/dev/null)$")
 
-ScopeDecision = Literal["managed", "unmanaged", "out"]
+ScopeDecision = Literal["managed", "assumed", "validity", "unmanaged", "out"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -130,23 +131,54 @@ def _tolerates_pool(spec: dict, taint: dict[str, str] | None) -> Path | None:
     return None
 
 
-def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
-    """Whether the pod rules apply to this pod (rules.md "in scope").
+def pool_configured(ctx: LintContext) -> bool:
+    """Whether the config file names the managed pool (its node labels or its taint)."""
+    return bool(ctx.pool.node_labels or ctx.pool.taint)
 
-    The opt-out annotation wins over everything; then the opt-in annotation, `scope: all`,
-    declared pod-level resources, and targeting the pool (node labels or its taint)."""
+
+def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
+    """Which tier of pod rules applies to this pod (README "Which pods are policy-checked").
+
+    - "unmanaged": the opt-out annotation; nothing is checked (counted in the summary);
+    - "managed": the opt-in annotation, `scope: all`, or a pod that selects the configured
+      pool (nodeSelector / required node affinity on its labels) or tolerates its taint: every
+      rule, validity and resource-manager policy;
+    - "assumed": no pool is configured and the pod declares pod-level cpu, memory or hugepages,
+      so numaguard takes it as meant for the pool (every rule; counted in the summary);
+    - "validity": any other pod with pod-level resources: only what the API server and the
+      kubelet would refuse (`VALIDITY_RULES`), since `spec.resources` alone may just be a cgroup
+      budget (pod-level resources are beta and on by default since 1.34);
+    - "out": no pod-level resources and not meant for the pool: not checked at all, not even
+      NG002."""
     scope = pod.annotations.get(SCOPE_ANNOTATION) if isinstance(pod.annotations, dict) else None
     if scope == "unmanaged":
         return "unmanaged"
     if scope == "managed" or ctx.scope_all:
         return "managed"
     spec = _map(pod.spec)
-    resources = _map(spec.get("resources"))
-    if _map(resources.get("requests")) or _map(resources.get("limits")):
+    if pool_configured(ctx) and (_selects_pool(spec, ctx.pool.node_labels)
+                                 or _tolerates_pool(spec, ctx.pool.taint)):
         return "managed"
-    if _selects_pool(spec, ctx.pool.node_labels) or _tolerates_pool(spec, ctx.pool.taint):
-        return "managed"
-    return "out"
+    raw = spec.get("resources")
+    resources = _map(raw)
+    names = [n for field_name in ("requests", "limits")
+             for n in _map(resources.get(field_name)) if isinstance(n, str)]
+    if not names:
+        # a spec.resources of the wrong shape is still one the API server judges (NG002)
+        malformed = (raw is not None and not isinstance(raw, dict)) or any(
+            resources.get(f) is not None and not isinstance(resources.get(f), dict)
+            for f in ("requests", "limits"))
+        return "validity" if malformed else "out"
+    # A pod whose pod-level resources are only `pids` (or other names the managers ignore) is
+    # no resource-manager pod: the CPU and Memory Managers look at cpu, memory and hugepages.
+    if not pool_configured(ctx) and any(is_supported_pod_level_resource(n) for n in names):
+        return "assumed"
+    return "validity"
+
+
+# Rules for what the API server rejects (or the kubelet refuses at admission whatever its
+# configuration): they apply to every pod with pod-level resources, in or out of the pool.
+VALIDITY_RULES = frozenset({"NG102", "NG105", "NG106", "NG108", "NG109", "NG114"})
 
 
 # --------------------------------------------------------------------------- NG101
@@ -172,21 +204,53 @@ def pod_resources_missing(pod: PodTarget, ctx: LintContext) -> Iterable[Violatio
         yield Violation(("resources",), f"spec.resources sets no cpu, memory or hugepages "
                         f"(only {names}), so the pod has no pod-level budget")
     else:
-        cpus, memory = _container_totals(analyse(pod).aggregate_requests)
-        hint = "; add spec.resources with requests equal to limits for cpu and memory"
-        if cpus is not None:
-            cpu = int(cpus.to_integral_value(rounding="ROUND_CEILING")) or 1
-            hint = (f"; the containers request cpu {_q(CPU, cpus)} and memory "
-                    f"{_q(MEMORY, memory)} in total: add spec.resources with requests and "
-                    f"limits of at least cpu: \"{cpu}\", memory: {_q(MEMORY, memory)}")
         yield Violation(("resources",), "the pod has no pod-level spec.resources: the "
-                        "pod-scope resource managers will not treat it as one unit" + hint)
+                        "pod-scope resource managers will not treat it as one unit; "
+                        + suggested_pod_budget(analyse(pod)))
 
 
-def _container_totals(agg: dict[str, Decimal]) -> tuple[Decimal | None, Decimal | None]:
-    if CPU not in agg and MEMORY not in agg:
-        return None, None
-    return agg.get(CPU, Decimal(0)), agg.get(MEMORY, Decimal(0))
+def _leave_shared_pool(spec: dict, cpus: int, memory: Decimal) -> tuple[int, Decimal]:
+    """Grow the candidate budget until the kubelet's pod-scope split accepts it (NG107): the
+    exclusive slices must leave a shared pool when some container shares."""
+    for _ in range(4):
+        candidate = dict(spec)
+        budget_memory = memory or Decimal(2 ** 30)        # any non-zero stand-in for the check
+        candidate["resources"] = {which: {CPU: str(cpus), MEMORY: str(int(budget_memory))}
+                                  for which in ("requests", "limits")}
+        rejections = PodAnalysis(candidate).budget.rejections
+        if not rejections:
+            break
+        if any(r.manager == "cpu" for r in rejections):
+            cpus += 1
+        if memory and any(r.manager != "cpu" for r in rejections):
+            memory += Decimal(256 * 2 ** 20)
+    return cpus, memory
+
+
+def suggested_pod_budget(analysis: PodAnalysis) -> str:
+    """The spec.resources to add, sized so that, applied, it raises none of the pod rules: whole
+    CPUs and memory covering both the containers' aggregate requests (NG105) and every
+    container limit (NG106), requests equal to limits (NG103, NG104). Never a zero: a container
+    set that declares no memory gets no number for it (the pod needs some, numaguard cannot
+    tell how much)."""
+    requests, limits = analysis.aggregate_requests, analysis.aggregate_limits
+    largest = {res: max((c.limits[res] for c in analysis.containers if res in c.limits),
+                        default=Decimal(0)) for res in (CPU, MEMORY)}
+    cpu = max(requests.get(CPU, Decimal(0)), largest[CPU])
+    memory = max(requests.get(MEMORY, Decimal(0)), largest[MEMORY])
+    if cpu == 0 and memory == 0:
+        return ("add spec.resources with requests equal to limits for cpu (a whole number of "
+                "CPUs) and memory, sized for the whole pod")
+    cpus = int(cpu.to_integral_value(rounding="ROUND_CEILING")) or 1
+    cpus, memory = _leave_shared_pool(analysis.spec, cpus, memory)
+    known = (f"the containers need cpu {_q(CPU, cpu)}"
+             + (f" and memory {_q(MEMORY, memory)}" if memory else "") + " (the larger of their "
+             "aggregate requests and their largest limit)")
+    if memory:
+        return (f"{known}: add spec.resources with requests and limits both set to cpu: "
+                f"\"{cpus}\", memory: {_q(MEMORY, memory)} (or more)")
+    return (f"{known}; no container declares memory: add spec.resources with requests and "
+            f"limits both set to cpu: \"{cpus}\" and the memory the whole pod needs")
 
 
 # --------------------------------------------------------------------------- NG102
@@ -202,7 +266,9 @@ def pod_resources_unsupported(pod: PodTarget, ctx: LintContext) -> Iterable[Viol
     resources = _map(_map(pod.spec).get("resources"))
     for field_name in ("requests", "limits"):
         for name in _map(resources.get(field_name)):
-            if isinstance(name, str) and not is_supported_pod_level_resource(name):
+            if name == PIDS:
+                yield from _pids_violations(field_name, _map(resources.get(field_name))[name], ctx)
+            elif isinstance(name, str) and not is_supported_pod_level_resource(name):
                 yield Violation(("resources", field_name, name),
                                 f"spec.resources.{field_name}[{name}]: Unsupported value: "
                                 f"\"{name}\": supported values: \"cpu\", \"hugepages-\", \"memory\" "
@@ -212,6 +278,51 @@ def pod_resources_unsupported(pod: PodTarget, ctx: LintContext) -> Iterable[Viol
         yield Violation(("resources", "claims"), "spec.resources.claims: Forbidden: claims cannot "
                         "be set for Resources at pod-level — move the claim to the containers' "
                         "resources.claims")
+
+
+# KEP-6063 (per-pod PID limit, `spec.resources.limits.pids`, gate PerPodPIDLimit): the KEP
+# was taken out of the 1.37 release and retargeted to alpha in 1.38 (kubernetes/enhancements
+# PR #6258, merged July 2026); the implementation (kubernetes/kubernetes PR #139277) was still
+# open, and PerPodPIDLimit is absent from the 1.37 pkg/features/kube_features.go. So a 1.37
+# API server validates `pids` like any other pod-level name (validatePodResourceName in
+# pkg/apis/core/validation/validation.go): not cpu, memory or hugepages-, hence NotSupported.
+# From 1.38 the PR's validation applies: limits only (requests.pids Forbidden), an integer
+# from 128 to 16384; with the alpha gate off the API server drops the field.
+PIDS = "pids"
+PIDS_GATE = "PerPodPIDLimit"
+PIDS_FIRST_VERSION = (1, 38)
+PIDS_RANGE = (128, 16384)
+PIDS_FIX = ("Delete spec.resources.limits.pids; limit PIDs per pod with the kubelet's podPidsLimit "
+            "until the cluster runs a version with the PerPodPIDLimit gate (alpha in 1.38) enabled.")
+
+
+def _pids_violations(field_name: str, value: Any, ctx: LintContext) -> Iterable[Violation]:
+    path = ("resources", field_name, PIDS)
+    version = ctx.kubernetes_version
+    if tuple(version) < PIDS_FIRST_VERSION:
+        yield Violation(path, f"spec.resources.{field_name}[pids]: Unsupported value: \"pids\": "
+                        f"supported values: \"cpu\", \"hugepages-\", \"memory\" — Kubernetes "
+                        f"{version[0]}.{version[1]} has no per-pod PID limit: the {PIDS_GATE} gate "
+                        f"(KEP-6063) was moved to alpha in 1.38, so the API server rejects the pod; "
+                        f"remove spec.resources.{field_name}.pids and keep the node's podPidsLimit "
+                        f"(KubeletConfiguration) until your clusters run 1.38 with {PIDS_GATE} on",
+                        remediation=PIDS_FIX)
+        return
+    if field_name == "requests":
+        yield Violation(path, "spec.resources.requests[pids]: Forbidden: pids may only be set in "
+                        f"spec.resources.limits ({PIDS_GATE}, KEP-6063); move it to limits",
+                        remediation="Move pids from spec.resources.requests to spec.resources.limits.")
+        return
+    try:
+        amount = parse_quantity(value)
+    except (ValueError, TypeError):
+        return                                          # NG002 reports the quantity
+    low, high = PIDS_RANGE
+    if amount != amount.to_integral_value() or not low <= amount <= high:
+        yield Violation(path, f"spec.resources.limits[pids]: Invalid value: \"{value}\": must be an "
+                        f"integer between {low} and {high} ({PIDS_GATE}, KEP-6063)",
+                        remediation=f"Set spec.resources.limits.pids to a whole number from {low} "
+                                    f"to {high}.")
 
 
 # --------------------------------------------------------------------------- NG103
@@ -229,13 +340,8 @@ def pod_not_guaranteed(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     plr = analyse(pod).pod_level
     if not plr.is_set:
         return          # NG101 covers pods without a pod-level budget
-    for res in (CPU, MEMORY):
-        req, lim = plr.requests.get(res), plr.limits.get(res)
-        if req is not None and lim is not None and req > lim:
-            yield Violation(_existing(pod.spec, ("resources", "requests", res)),
-                            f"spec.resources.requests: Invalid value: \"{_q(res, req)}\": must be "
-                            f"less than or equal to {res} limit of {_q(res, lim)} — the API server "
-                            f"rejects the pod; set requests.{res} equal to limits.{res}")
+    if any(_request_above_limit(plr, res) for res in (CPU, MEMORY)):
+        return          # NG114: the API server rejects the pod before its QoS matters
     qos = analyse(pod).qos
     if qos.guaranteed:
         return
@@ -270,6 +376,35 @@ def _contributors(contributors: tuple[tuple[str, Decimal], ...], res: str) -> st
         return f"container '{name}' requests.{res}"
     parts = ", ".join(f"'{n}' {_q(res, v)}" for n, v in contributors)
     return f"the containers' aggregate requests.{res} ({parts})"
+
+
+def _request_above_limit(plr, res: str) -> bool:
+    req, lim = plr.requests.get(res), plr.limits.get(res)
+    return req is not None and lim is not None and req > lim
+
+
+# --------------------------------------------------------------------------- NG114
+
+@rule(id="NG114", name="pod-request-above-limit", severity="error", target="pod",
+      title="A pod-level request is larger than the pod-level limit",
+      rationale="""The API server validates spec.resources like any resource requirements: a
+      request must be less than or equal to the limit of the same resource
+      (ValidateResourceRequirements in pkg/apis/core/validation/validation.go), so the pod is
+      rejected whatever node it was meant for.""",
+      remediation="""Lower the pod-level request to the limit, or raise the limit.""")
+def pod_request_above_limit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
+    plr = analyse(pod).pod_level
+    if not plr.present:
+        return
+    for res in sorted({*plr.declared_requests, *plr.declared_limits}):
+        if is_hugepages(res) or not _request_above_limit(plr, res):
+            continue                    # NG108 words hugepages (request must equal limit)
+        req, lim = plr.requests[res], plr.limits[res]
+        yield Violation(_existing(pod.spec, ("resources", "requests", res)),
+                        f"spec.resources.requests[{res}]: Invalid value: \"{_q(res, req)}\": must "
+                        f"be less than or equal to {res} limit of {_q(res, lim)} — the API server "
+                        f"rejects the pod; set requests.{res}: \"{_q(res, lim)}\" (or raise "
+                        f"limits.{res})")
 
 
 # --------------------------------------------------------------------------- NG104
@@ -494,6 +629,9 @@ def container_placement(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]
     budget = analyse(pod).budget
     if not budget.managed or budget.rejections:
         return
+    if _topology_scope(ctx) == "container":
+        yield Violation(("resources",), _container_scope_placement(budget))
+        return
     exclusive, shared = [], []
     for p in budget.placements:
         exclusive_part = _placement_text(p)
@@ -511,6 +649,26 @@ def container_placement(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]
             + ". Exclusive: " + ("; ".join(exclusive) or "none")
             + ". Shared: " + ("; ".join(shared) or "none") + ".")
     yield Violation(("resources",), text)
+
+
+def _topology_scope(ctx: LintContext) -> str:
+    """The node's topologyManagerScope when a node description gives a KubeletConfiguration;
+    "pod" otherwise (the scope the pod rules are written for)."""
+    kc = ctx.kubelet_config
+    return kubelet_model.topology_manager_scope(kc)[0] if isinstance(kc, dict) else "pod"
+
+
+def _container_scope_placement(budget: PodBudget) -> str:
+    """NG110 under topologyManagerScope container: there is no pod budget placed as a unit and
+    no pod shared pool; each container is aligned on its own (topologymanager scope_container.go)
+    and the pod-level limits only bound the pod's cgroup."""
+    exclusive = [p.container.label for p in budget.placements if p.exclusive_cpus]
+    shared = [p.container.label for p in budget.placements if not p.exclusive_cpus]
+    return ("topologyManagerScope is container: the pod budget is not placed as one unit and "
+            "there is no pod shared pool; each container is aligned on its own, pod-level "
+            "limits only cap the pod's cgroup. Exclusive CPUs from the node: "
+            + ("; ".join(exclusive) or "none") + ". In the node's shared pool: "
+            + ("; ".join(shared) or "none") + ".")
 
 
 def _placement_text(p: ContainerPlacement) -> str:

