@@ -1,6 +1,12 @@
 """The configuration file (`.numaguard.yaml`), validated against a JSON Schema shipped with
 the package (`lint/schemas/config.json`). A bad file is the user's to fix before anything is
-linted, so it is an error with the path of the bad key (the CLI exits 2), not a finding."""
+linted, so it is an error with the path of the bad key (the CLI exits 2), not a finding.
+
+Every value in the file is a string (rule severities, label values, versions), so plain
+scalars are read as the text written: `rules: {NG112: off}`, `nodeLabels: {gpu: true}` and
+`kubernetesVersion: 1.37` mean "off", "true" and "1.37", not YAML 1.1's false, True and a
+float. A dict given to `config_from_dict` directly gets the same reading for the booleans and
+numbers a YAML parser made of those words."""
 from __future__ import annotations
 
 import json
@@ -9,7 +15,7 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
-from numaguard.lint.model import PoolSettings, Severity
+from numaguard.lint.model import PoolSettings, Severity, value_kind
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
 
@@ -60,12 +66,13 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     schema = json.loads(resources.files("numaguard.lint").joinpath("schemas/config.json").read_text())
     if data is None:
         data = {}
+    data = _as_written(data)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data),
                     key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         first = errors[0]
         where = ".".join(map(str, first.absolute_path)) or "(top level)"
-        raise ConfigError(f"{where}: {first.message}")
+        raise ConfigError(f"{where}: {_message(first)}")
     pool = data.get("pool") or {}
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
@@ -83,6 +90,58 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     )
 
 
+def _message(error: Any) -> str:
+    """jsonschema's message, with values in JSON words (null, false), not Python's (None)."""
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = "an object" if expected == "object" else f"a {expected}"
+        return f"{value_kind(error.instance)}, expected {expected}"
+    if error.validator in ("enum", "const"):
+        allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
+        return (f"{json.dumps(error.instance, default=str)} is not one of "
+                f"{', '.join(json.dumps(v) for v in allowed)}")
+    return error.message
+
+
+def _as_written(data: Any) -> Any:
+    """Booleans and numbers where the schema wants strings, back to the words that made them:
+    `off` in `rules` (YAML 1.1 reads it as false), label values `true` or `1`."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    rules = data.get("rules")
+    if isinstance(rules, dict):
+        data["rules"] = {key: ("off" if value is False else value) for key, value in rules.items()}
+    pool = data.get("pool")
+    if isinstance(pool, dict) and isinstance(pool.get("nodeLabels"), dict):
+        data["pool"] = {**pool, "nodeLabels": {key: _word(value)
+                                               for key, value in pool["nodeLabels"].items()}}
+    version = data.get("kubernetesVersion")
+    if isinstance(version, float):
+        data["kubernetesVersion"] = repr(version)
+    return data
+
+
+def _word(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
+
+
+def _config_loader() -> type:
+    """PyYAML's safe loader with one implicit type left, null: every other plain scalar is
+    the string written (the schema has no booleans or numbers)."""
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    null = "tag:yaml.org,2002:null"
+    resolvers = {first: [(tag, regexp) for tag, regexp in pairs if tag == null]
+                 for first, pairs in base.yaml_implicit_resolvers.items()}
+    return type("ConfigLoader", (base,), {"yaml_implicit_resolvers": resolvers})
+
+
 def load_config_file(path: str) -> Config:
     import yaml
 
@@ -91,7 +150,7 @@ def load_config_file(path: str) -> Config:
     except OSError as e:
         raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_config_loader())
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     try:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from numaguard.lint.config import Config
+from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
@@ -80,11 +81,39 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
             for i, doc in enumerate(documents)]
     run.collect_dropins(docs)
     for doc in docs:
+        reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
+        if reason is not None:
+            run.summary.skip(reason)
+            run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+            continue
         for item, prefix in expand_lists(doc):
             run.lint_one(item, prefix)
     run.pool_pass()
     run.findings.sort(key=lambda f: (f.file or "", f.line or 0, f.column or 0, f.rule))
     return LintResult(run.findings, run.summary)
+
+
+_KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+
+
+def skip_reason(data: Any) -> str | None:
+    """Why a document is not a Kubernetes object numaguard should judge, or None.
+
+    A list (Ansible tasks, a JSON 6902 patch), a mapping without `kind` (Helm values, CI and
+    documentation configs) or a kustomize file is not an object at all; a `$patch: delete`
+    document is a partial object (a strategic-merge patch directive) kustomize removes.
+    """
+    if isinstance(data, list):
+        return skips.NOT_KUBERNETES
+    if not isinstance(data, dict):
+        return None                               # a list item that is not a mapping: NG001
+    if "$patch" in data:
+        return skips.PATCH
+    api_version = data.get("apiVersion")
+    if not isinstance(data.get("kind"), str) or (
+            isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
+        return skips.NOT_KUBERNETES
+    return None
 
 
 def rule_context(config: Config, node: Any = None) -> LintContext:
@@ -106,6 +135,7 @@ class _Run:
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
         self.status_rules = [r for r in rules if r.target == "status"]
+        self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.pool = _PoolInputs()
@@ -138,9 +168,8 @@ class _Run:
     def lint_one(self, doc: Document, prefix: Path) -> None:
         data = _at(doc.data, prefix)
         if not isinstance(data, dict):
-            what = type(data).__name__ if data is not None else "empty"
             self._emit_doc(doc, prefix, None, INVALID_DOCUMENT,
-                           Violation(path=(), message=f"list item is {what}, not a mapping"))
+                           Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"), doc.ignores)
             return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:
@@ -150,6 +179,10 @@ class _Run:
                                            ignores=doc.ignores)
             self.pool.add(label, doc, prefix, checkpoint=extract)
             return
+        reason = skip_reason(data)
+        if reason is not None:
+            self.summary.skip(reason)
+            return
         found = classify(data)
         if found.kind == "skip":
             hardware = _hardware(data, _label(doc, prefix))
@@ -157,18 +190,31 @@ class _Run:
                 self.summary.objects += 1
                 self.pool.add(hardware.source, doc, prefix, node=hardware)
                 return
-            self.summary.skipped += 1
+            self.summary.skip(skips.UNKNOWN_KIND)
             return
         if found.kind == "pod" and found.ref.kind == "Pod" and isinstance(data.get("metadata"), dict):
             uid = data["metadata"].get("uid")
             if isinstance(uid, str) and uid:
                 self.pool.pod_uids.add(uid)
         self.summary.objects += 1
-        if found.kind == "kubelet":
+        if found.kind == "kubelet" and found.problem is not None:
+            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
+                           Violation(path=found.problem_path, message=found.problem), doc.ignores)
+        elif found.kind == "kubelet" and found.platform is not None:
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref,
+                                        doc.ignores | _annotation_ignores(
+                                            {str(k): str(v) for k, v in annotations.items()}))
+        elif found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         elif found.pod is None:
+            # No pod template to read annotations from: the object's own, and the comments.
+            annotations = _own_annotations(data)
             self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
-                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"))
+                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"),
+                           doc.ignores | _annotation_ignores(annotations),
+                           annotations.get(IGNORE_REASON_ANNOTATION))
         else:
             if found.ref.kind == "Pod" and isinstance(data.get("status"), dict):
                 self._lint_status(doc, prefix, data, found.ref)
@@ -289,6 +335,52 @@ class _Run:
         self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
                    ignores=pv.ignores, path=prefix + rel)
 
+    def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
+                               ignores: frozenset[str]) -> None:
+        """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
+        KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
+        kubelet rules on the effective configuration, each finding pointed at the platform
+        object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
+        from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
+        from numaguard.lint.k8s.platforms import drop_paths
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
+
+        # What the user wrote is checked (the platform's own additions are valid by
+        # construction): their YAML, or settings without positions (a PerformanceProfile's
+        # JSON annotation), each finding pointed at where it was written. As for a
+        # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
+        written = dict(carrier.written or carrier.unpositioned)
+        config = carrier.config
+        if written:
+            written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
+            written.setdefault("kind", "KubeletConfiguration")
+            decoded = decode_kubelet_config(written)
+            for v in decoded.violations:
+                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
+                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+            if decoded.fatal:
+                return
+            config = drop_paths(config, [v.path for v in decoded.violations
+                                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)])
+        for rule_id, v in carrier.extra:
+            rule = self._rules_by_id.get(rule_id)
+            if rule is not None:
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
+        # The pool requirements apply when the configuration shows the intent (a manager
+        # policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or under
+        # scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        in_pool = kubelet_in_pool(config, self.ctx, False)
+        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        for rule in self.kubelet_rules:
+            if not in_pool and rule.id not in VALIDITY_RULES:
+                continue
+            for v in rule.check(config, ctx):
+                adjusted = carrier.adjust(rule.id, v)
+                if adjusted is not None:
+                    self._emit_doc(doc, prefix, ref, rule,
+                                   replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
+                                   ignores)
+
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
                   v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None) -> None:
@@ -314,6 +406,12 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[severity.value] += 1
+
+
+def _own_annotations(data: dict) -> dict[str, str]:
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
 
 
 def _is_kubelet_config(data: Any) -> bool:
@@ -422,7 +520,9 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     value = annotations.get(IGNORE_ANNOTATION)
     if not value:
         return frozenset()
-    return frozenset(part.strip() for part in value.replace(";", ",").split(",") if part.strip())
+    # Spelled like the comment form: rule ids upper-cased, `all` lower-cased (`_emit` tests both).
+    parts = (part.strip() for part in value.replace(";", ",").split(","))
+    return frozenset("all" if part.lower() == "all" else part.upper() for part in parts if part)
 
 
 def _annotations(data: dict) -> dict[str, str]:

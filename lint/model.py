@@ -12,6 +12,28 @@ from enum import Enum
 from typing import Any
 
 
+def value_kind(value: Any) -> str:
+    """What a parsed value is, in words a manifest's author uses ("a mapping", "a list"):
+    messages never show Python's type names (PosDict, NoneType)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, (bytes, bytearray)):
+        return "a binary value"
+    return "a value of another kind"
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -85,20 +107,45 @@ class Finding:
         }
 
 
+SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind")   # numaguard.lint.load.skips
+
+RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
+               "`kustomize build DIR | numaguard lint -`")
+
+
 @dataclass
 class Summary:
     files: int = 0
     objects: int = 0
-    skipped: int = 0
+    skipped: int = 0                   # the total of skipped_by_reason
     unmanaged: int = 0
     assumed_managed: int = 0        # pods taken as meant for the pool because none is configured
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
+    skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
+    helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
 
-    def as_dict(self) -> dict[str, int]:
+    def skip(self, reason: str) -> None:
+        self.skipped += 1
+        self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + 1
+
+    def render_hint(self) -> str | None:
+        """One line for the run when templates were skipped or a Helm chart was seen."""
+        templates = self.skipped_by_reason.get("template", 0)
+        if not templates and not self.helm_charts:
+            return None
+        what = []
+        if templates:
+            what.append(f"{templates} template file(s) skipped")
+        if self.helm_charts:
+            what.append(f"{self.helm_charts} Helm chart(s) found")
+        return f"{' and '.join(what)}; {RENDER_HINT}"
+
+    def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "objects": self.objects, "skipped": self.skipped,
+                "skippedByReason": dict(self.skipped_by_reason),
                 "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
-                "suppressed": self.suppressed}
+                "suppressed": self.suppressed, "hint": self.render_hint()}
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from numaguard.lint.k8s.platforms import PlatformError, platform_reader
 from numaguard.lint.model import ObjectRef, Path
 
 # kind -> path from the document root to the pod template (metadata + spec), () for a Pod.
@@ -61,6 +62,8 @@ class Classified:
     kind: str                         # "pod" | "kubelet" | "skip"
     ref: ObjectRef
     pod: PodTarget | None = None
+    platform: Any = None              # a kubelet config carried by a platform object
+                                      # (numaguard.lint.k8s.platforms.PlatformKubelet)
     problem: str | None = None        # a known kind whose shape is wrong (NG002)
     problem_path: Path = ()
 
@@ -78,6 +81,14 @@ def classify(doc: dict) -> Classified:
     kind, api_version = ref.kind, ref.api_version or ""
     if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
         return Classified("kubelet", ref)
+    reader = platform_reader(api_version, kind or "")
+    if reader is not None:
+        # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
+        # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
+        try:
+            return Classified("kubelet", ref, platform=reader(doc))
+        except PlatformError as err:
+            return Classified("kubelet", ref, problem=f"{kind}: {err.message}", problem_path=err.path)
     if kind not in POD_TEMPLATE_PATHS:
         return Classified("skip", ref)
     template_path = POD_TEMPLATE_PATHS[kind]

@@ -44,12 +44,13 @@ def test_examples_show_findings_with_positions_and_fixes():
     assert proc.returncode == 1, proc.stderr
     out = proc.stdout
     # every finding line is file:line:col  ID  severity
-    assert re.search(r"order-matcher\.yaml:\d+:\d+  NG103  error", out)
-    assert re.search(r"kubelet-config-from-article\.yaml:\d+:\d+  NG208  error", out)
-    assert re.search(r"half-written\.yaml:\d+:\d+  NG001  error", out)
-    assert "fix: " in out
+    assert re.search(r"^  \S+/workloads/order-matcher\.yaml:22:9  NG103  error  ", out, re.M)
+    assert re.search(r"^  \S+/node-pool/kubelet-config-from-article\.yaml:4:1  NG208  error  ", out, re.M)
+    assert re.search(r"^  \S+/workloads/half-written\.yaml:10:1  NG001  error  ", out, re.M)
+    assert out.count("\n      fix: ") == 32
     assert "\033[" not in out            # no colour when not on a terminal
-    assert re.search(r"\d+ file\(s\), \d+ object\(s\) checked", out)
+    assert out.endswith("\n11 file(s), 9 object(s) checked, 1 skipped (1 unknown-kind), 0 opted out: "
+                        "27 error(s), 2 warning(s), 3 info, 0 suppressed\n")
     # the well-formed workload has no error
     assert not re.search(r"packet-gateway\.yaml:\d+:\d+  NG\d+  error", out)
 
@@ -61,18 +62,20 @@ def test_json_report_shape_and_points_at_the_field(tmp_path):
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     assert report["version"] == 1
-    ng103 = [x for x in report["findings"] if x["rule"] == "NG103"]
-    assert ng103, report
-    finding = ng103[0]
-    assert finding["name"] == "pod-not-guaranteed" and finding["severity"] == "error"
-    assert finding["file"].endswith("trap.yaml")
-    assert finding["object"] == {"apiVersion": "v1", "kind": "Pod", "namespace": None,
-                                 "name": "trap", "container": finding["object"]["container"]}
-    assert finding["path"].startswith("spec.")
-    assert finding["line"] > 4           # inside the spec, not at the top of the file
-    assert set(report["summary"]) >= {"files", "objects", "skipped", "error", "warning", "info",
-                                      "suppressed"}
-    assert report["summary"]["files"] == 1 and report["summary"]["objects"] == 1
+    [finding] = report["findings"]
+    message = finding.pop("message")
+    assert message.startswith("pod QoS is Burstable: pod-level requests.cpu defaulted to 1 from "
+                              "container 'app' requests.cpu (limits.cpu is 4)")
+    assert finding.pop("remediation")
+    assert finding == {"rule": "NG103", "name": "pod-not-guaranteed", "severity": "error",
+                       "file": str(f), "line": 6, "column": 5,       # spec.resources' value
+                       "object": {"apiVersion": "v1", "kind": "Pod", "namespace": None,
+                                  "name": "trap", "container": None},
+                       "path": "spec.resources", "suppressed": False}
+    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
+                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
+                                 "assumedManaged": 1, "error": 1, "warning": 0, "info": 0,
+                                 "suppressed": 0}
 
 
 def test_clean_file_exits_zero(tmp_path):
@@ -85,7 +88,7 @@ def test_clean_file_exits_zero(tmp_path):
 def test_stdin(tmp_path):
     proc = run_cli("lint", "-", stdin=BURSTABLE_POD, cwd=tmp_path)
     assert proc.returncode == 1
-    assert "<stdin>:" in proc.stdout and "NG103" in proc.stdout
+    assert "\n  <stdin>:6:5  NG103  error  pod QoS is Burstable" in proc.stdout
 
 
 def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
@@ -95,13 +98,16 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
     proc = run_cli("lint", "--format", "json", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    findings = json.loads(proc.stdout)["findings"]
-    by_file = {(f["file"].rsplit("/", 1)[-1], f["rule"]) for f in findings}
-    assert ("a-broken.yaml", "NG001") in by_file
-    assert ("c-bytes.yaml", "NG001") in by_file
-    assert ("b-trap.yaml", "NG103") in by_file
-    broken = next(f for f in findings if f["file"].endswith("a-broken.yaml"))
-    assert broken["line"] is not None
+    report = json.loads(proc.stdout)
+    assert [(f["file"].rsplit("/", 1)[-1], f["line"], f["column"], f["rule"])
+            for f in report["findings"]] == [
+        ("a-broken.yaml", 3, 1, "NG001"), ("b-trap.yaml", 6, 5, "NG103"), ("c-bytes.yaml", 2, 18, "NG001")]
+    assert report["findings"][2]["message"] == \
+        "file is not valid UTF-8: byte 0xff at offset 27 cannot be decoded"
+    assert report["summary"] == {"files": 3, "objects": 1, "skipped": 0, "unmanaged": 0,
+                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
+                                 "assumedManaged": 1,
+                                 "error": 3, "warning": 0, "info": 0, "suppressed": 0}
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -133,8 +139,9 @@ def test_config_found_in_parent_and_applied(tmp_path):
     sub.mkdir()
     (sub / "trap.yaml").write_text(BURSTABLE_POD)
     proc = run_cli("lint", "--format", "json", "trap.yaml", cwd=sub)
-    ng103 = [f for f in json.loads(proc.stdout)["findings"] if f["rule"] == "NG103"]
-    assert ng103 and all(f["severity"] == "warning" for f in ng103)
+    assert proc.returncode == 0, proc.stderr          # a warning does not fail by default
+    assert [(f["rule"], f["severity"], f["line"]) for f in json.loads(proc.stdout)["findings"]] == \
+        [("NG103", "warning", 6)]
 
 
 def test_select_ignore_and_fail_on(tmp_path):
@@ -155,7 +162,10 @@ def test_several_reports_in_one_run(tmp_path):
     assert proc.returncode == 1
     assert json.loads((tmp_path / "r.json").read_text())["version"] == 1
     sarif = json.loads((tmp_path / "r.sarif").read_text())
-    assert sarif["runs"][0]["results"][0]["ruleId"].startswith("NG")
+    [result] = sarif["runs"][0]["results"]
+    assert (result["ruleId"], result["level"]) == ("NG103", "error")
+    assert result["locations"][0]["physicalLocation"] == {
+        "artifactLocation": {"uri": "trap.yaml"}, "region": {"startLine": 6, "startColumn": 5}}
 
 
 def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
@@ -164,27 +174,80 @@ def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
                                 "    numaguard.io/ignore: NG103\n"
                                 "    numaguard.io/ignore-reason: burstable on purpose")
     (tmp_path / "trap.yaml").write_text(pod)
-    proc = run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path)
+    proc = run_cli("lint", "--format", "json", "--show-suppressed", "trap.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert "NG103" not in {f["rule"] for f in report["findings"] if not f["suppressed"]}
-    assert report["summary"]["suppressed"] >= 1
+    assert [(f["rule"], f["line"], f["suppressed"], f["suppressReason"]) for f in report["findings"]] == \
+        [("NG103", 10, True, "burstable on purpose")]
+    hidden_json = json.loads(run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path).stdout)
+    assert hidden_json["findings"] == [] and hidden_json["summary"] == report["summary"]
+    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 0, "unmanaged": 0,
+                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
+                                 "assumedManaged": 1, "error": 0, "warning": 0, "info": 0,
+                                 "suppressed": 1}
+    hidden = run_cli("lint", "trap.yaml", cwd=tmp_path)
+    assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
+                                    "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
     shown = run_cli("lint", "--show-suppressed", "trap.yaml", cwd=tmp_path)
-    assert "burstable on purpose" in shown.stdout
+    assert "  trap.yaml:10:5  NG103  error  pod QoS is Burstable" in shown.stdout
+    assert "(suppressed: burstable on purpose)\n" in shown.stdout
 
 
 def test_comment_suppression_in_kubelet_config(tmp_path):
     cfg = (EXAMPLES / "node-pool" / "kubelet-config-from-article.yaml").read_text()
     (tmp_path / "k.yaml").write_text(cfg + "# numaguard: ignore NG208\n")
-    proc = run_cli("lint", "--format", "json", "k.yaml", cwd=tmp_path)
-    active = {f["rule"] for f in json.loads(proc.stdout)["findings"] if not f["suppressed"]}
-    assert "NG208" not in active
+    proc = run_cli("lint", "--format", "json", "--show-suppressed", "k.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(f["rule"], f["line"], f["column"], f["suppressed"]) for f in report["findings"]] == \
+        [("NG208", 4, 1, True)]
+    assert report["summary"]["suppressed"] == 1 and report["summary"]["error"] == 0
+
+
+def test_ignore_all_comment_suppresses_every_rule_of_its_document_only(tmp_path):
+    from test_engine_plumbing import KUBELET_THREE
+
+    bad = KUBELET_THREE.format(policy="best-effort")
+    (tmp_path / "k.yaml").write_text(f"{bad}---\n# numaguard: ignore all\n{bad}")
+    proc = run_cli("lint", "--format", "json", "--show-suppressed", "k.yaml", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    assert [(f["rule"], f["line"], f["column"], f["suppressed"]) for f in report["findings"]] == [
+        ("NG207", 1, 1, False), ("NG202", 4, 3, False), ("NG206", 7, 24, False),
+        ("NG207", 14, 1, True), ("NG202", 17, 3, True), ("NG206", 20, 24, True)]
+    assert report["summary"] == {"files": 1, "objects": 2, "skipped": 0, "unmanaged": 0,
+                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
+                                 "assumedManaged": 0,
+                                 "error": 2, "warning": 1, "info": 0, "suppressed": 3}
+    (tmp_path / "k.yaml").write_text(f"# numaguard: ignore all\n{bad}")
+    quiet = run_cli("lint", "k.yaml", cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stdout
+    assert quiet.stdout == ("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
+                            "0 error(s), 0 warning(s), 0 info, 3 suppressed\n")
+
+
+def test_config_severity_override_beats_the_findings_own_severity(tmp_path):
+    from test_engine_plumbing import KUBELET
+
+    (tmp_path / "k.yaml").write_text(KUBELET.format(policy="restricted"))      # NG206 says info
+    plain = run_cli("lint", "k.yaml", cwd=tmp_path)
+    assert plain.returncode == 0 and "  k.yaml:8:24  NG206  info  " in plain.stdout
+    (tmp_path / ".numaguard.yaml").write_text("apiVersion: numaguard.io/v1alpha1\nkind: Config\n"
+                                              "rules: {NG112: off, NG206: error}\n")
+    raised = run_cli("lint", "k.yaml", cwd=tmp_path)
+    assert raised.returncode == 1, raised.stdout + raised.stderr
+    assert "  k.yaml:8:24  NG206  error  " in raised.stdout
+    assert raised.stdout.endswith(": 1 error(s), 0 warning(s), 0 info, 0 suppressed\n")
 
 
 def test_rules_listing_formats():
     text = run_cli("rules")
     assert text.returncode == 0 and "NG103  pod-not-guaranteed  [error]" in text.stdout
     as_json = json.loads(run_cli("rules", "--format", "json").stdout)
-    assert {"id", "name", "severity", "title", "rationale", "remediation"} <= set(as_json[0])
+    assert set(as_json[0]) == {"id", "name", "severity", "title", "rationale", "remediation", "target",
+                               "needsNode"}
+    from numaguard.lint.rules.registry import all_rules
+    assert [(r["id"], r["severity"]) for r in as_json] == [(r.id, r.severity.value) for r in all_rules()]
     assert "| NG208 |" in run_cli("rules", "--format", "markdown").stdout
 
 
@@ -199,12 +262,12 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
                                         "  - {apiVersion: v1, kind: Service, metadata: {name: s}}\n")
     proc = run_cli("lint", "--format", "json", ".", cwd=tmp_path)
     report = json.loads(proc.stdout)
-    files = {f["file"] for f in report["findings"]}
-    assert not any("vendor" in f for f in files)
-    ng103 = [f for f in report["findings"] if f["rule"] == "NG103"]
-    assert ng103 and ng103[0]["file"].endswith("list.yaml")
-    assert ng103[0]["path"].startswith("items[0].spec")
-    assert report["summary"]["skipped"] == 1       # the Service
+    assert [(f["file"], f["line"], f["column"], f["rule"], f["path"]) for f in report["findings"]] == \
+        [("./list.yaml", 9, 9, "NG103", "items[0].spec.resources")]
+    assert report["summary"] == {"files": 1, "objects": 1, "skipped": 1,  # vendor/ excluded; the Service
+                                 "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 1},
+                                 "assumedManaged": 1,
+                                 "unmanaged": 0, "error": 1, "warning": 0, "info": 0, "suppressed": 0}
 
 
 def test_junit_and_github_reports(tmp_path):
@@ -213,9 +276,11 @@ def test_junit_and_github_reports(tmp_path):
     (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
     junit = run_cli("lint", "--format", "junit", "trap.yaml", cwd=tmp_path)
     suite = ET.fromstring(junit.stdout.split("?>", 1)[1])
-    failures = [c for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert any("NG103" in c.get("name") for c in failures)
-    assert int(suite.get("failures")) == len(failures)
+    [case] = suite.iter("testcase")
+    assert case.get("name") == "NG103 pod-not-guaranteed Pod/trap trap.yaml:6:5"
+    assert [(child.tag, child.get("type")) for child in case] == [("failure", "error")]
+    assert (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("1", "1", "0")
     github = run_cli("lint", "--format", "github", "trap.yaml", cwd=tmp_path)
-    assert re.search(r"^::error file=trap\.yaml,line=\d+,col=\d+,title=NG103 pod-not-guaranteed::",
-                     github.stdout, re.M)
+    [line] = github.stdout.splitlines()
+    assert line.startswith("::error file=trap.yaml,line=6,col=5,title=NG103 pod-not-guaranteed::"
+                           "pod QoS is Burstable")

@@ -27,7 +27,7 @@ def _both_paths(text: str):
     fast = _load_events(text, "x.yaml") if looks_plain(text) else None
     if fast is None:
         return None
-    slow_docs, slow_starts, slow_errors, _ = _load_yaml(text, "x.yaml", False, [])
+    slow_docs, slow_starts, slow_errors, _ = _load_yaml(text, "x.yaml", [])
     return fast, (slow_docs, slow_starts, slow_errors)
 
 

@@ -455,7 +455,7 @@ def test_analysis_matches_the_functions():
     (pod([ctr("a")], limits={"cpu": True}), ("resources", "limits", "cpu")),
     (pod([ctr("a", image=7)]), ("containers", 0, "image")),
     (pod([ctr("a")], tolerations=[{"key": "k", "value": True}]), ("tolerations", 0, "value")),
-    (pod([ctr("a")], nodeSelector={"pool": 1}), ("nodeSelector",)),
+    (pod([ctr("a")], nodeSelector={"pool": 1}), ("nodeSelector", "pool")),
     ({"initContainers": [ctr("i")]}, ()),                                     # no containers
     ("spec", ()),
 ])
@@ -472,20 +472,33 @@ def test_well_typed_pod_has_no_schema_violations():
     assert pod_schema_violations(spec) == []
 
 
-JUNK = [None, "x", 3, [], {}, {"containers": None}, {"containers": [None, 1, "a", {}]},
-        {"containers": [{"resources": {"requests": "x", "limits": [1]}}], "resources": []},
-        {"containers": [{"resources": {"limits": {"cpu": {"x": 1}}}}],
-         "resources": {"limits": {"cpu": "bad", 3: "1"}, "requests": None}},
-        {"containers": [{"name": 5, "restartPolicy": ["x"]}], "initContainers": "x"}]
+# Junk pod specs, each with the schema violations it must give (paths) and whether its
+# `resources` counts as declared pod-level resources.
+JUNK = [
+    (None, [()], False), ("x", [()], False), (3, [()], False), ([], [()], False), ({}, [()], False),
+    ({"containers": None}, [()], False),
+    ({"containers": [None, 1, "a", {}]}, [("containers", 0), ("containers", 1), ("containers", 2)], False),
+    ({"containers": [{"resources": {"requests": "x", "limits": [1]}}], "resources": []},
+     [("containers", 0, "resources", "requests"), ("containers", 0, "resources", "limits"), ("resources",)],
+     False),
+    ({"containers": [{"resources": {"limits": {"cpu": {"x": 1}}}}],
+      "resources": {"limits": {"cpu": "bad", 3: "1"}, "requests": None}},
+     [("containers", 0, "resources", "limits", "cpu"), ("resources", "limits", "cpu"), ("resources", "limits")],
+     True),
+    ({"containers": [{"name": 5, "restartPolicy": ["x"]}], "initContainers": "x"},
+     [("containers", 0, "name"), ("containers", 0, "restartPolicy"), ("initContainers",)], False),
+]
 
 
-@pytest.mark.parametrize("spec", JUNK)
-def test_semantics_never_raise_on_junk(spec):
-    pod_schema_violations(spec)
-    pod_level_resources(spec)
-    pod_qos_class(spec)
-    pod_scope_budget(spec)
-    pod_exclusive_totals(spec)
-    aggregate_container_requests(spec)
+@pytest.mark.parametrize("spec,paths,present", JUNK)
+def test_semantics_on_junk_are_best_effort_and_unmanaged(spec, paths, present):
+    assert [v.path for v in pod_schema_violations(spec)] == paths
+    plr = pod_level_resources(spec)
+    assert (plr.present, plr.requests, plr.limits, plr.defaulted) == (present, {}, {}, {})
+    assert pod_qos_class(spec).qos_class == BEST_EFFORT
+    budget = pod_scope_budget(spec)
+    assert (budget.managed, budget.cpus, budget.memory, budget.rejections) == (False, 0, {}, [])
+    assert pod_exclusive_totals(spec) == (0, {})
+    assert aggregate_container_requests(spec) == {}
     a = PodAnalysis(spec)
-    assert a.budget is not None and a.aggregate_limits is not None
+    assert a.budget == budget and a.aggregate_limits == {}

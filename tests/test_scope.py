@@ -287,6 +287,8 @@ def test_eks_drop_in_is_merged_over_its_main_file_and_findings_point_at_their_fi
     result = lint_paths(eks / "config.json", eks / "config.json.d" / "40-nodeadm.conf",
                         eks / "config.json.d" / "50-numa.conf")
     assert found(result) == [
+        # the main file's kubeReserved.cpu is discarded once reservedSystemCPUs is set (NG221)
+        ("config.json", "NG221", 52, 16, "info"),
         # reservedSystemCPUs (drop-in) with the main file's kube/systemReservedCgroup: refused
         ("50-numa.conf", "NG205", 8, 29, "error"),
         ("50-numa.conf", "NG209", 9, 27, "error"),
@@ -302,6 +304,7 @@ def test_the_command_line_finds_the_drop_in_directory_next_to_the_main_file(tmp_
     report = json.loads(proc.stdout)
     assert proc.returncode == 1
     assert [(f["file"], f["rule"], f["line"]) for f in report["findings"]] == [
+        ("config.json", "NG221", 52),
         ("config.json.d/50-numa.conf", "NG205", 8),
         ("config.json.d/50-numa.conf", "NG209", 9),
         ("config.json.d/50-numa.conf", "NG208", 10),
@@ -402,7 +405,7 @@ def test_node_description_that_cannot_be_read_is_still_exit_2(tmp_path):
 def test_mixed_tree_of_real_files_has_no_error_but_the_true_one(tmp_path):
     # The website's pod examples and the EKS, kubeadm and hard-way kubelet configurations in
     # one repository with the pool named: the only error is the one a 1.37 API server raises.
-    shutil.copytree(REAL, tmp_path / "repo")
+    shutil.copytree(REAL, tmp_path / "repo", ignore=shutil.ignore_patterns("mixed-tree"))  # test_realrepo's
     (tmp_path / "repo" / ".numaguard.yaml").write_text(
         "pool:\n  nodeLabels: {node.example.com/pool: numa}\n")
     proc = run_cli("lint", "--format", "json", ".", cwd=tmp_path / "repo")
@@ -410,6 +413,8 @@ def test_mixed_tree_of_real_files_has_no_error_but_the_true_one(tmp_path):
     assert proc.returncode == 1
     assert [(f["file"], f["rule"], f["line"]) for f in report["findings"]] == [
         ("./website/pod-level-pid-limit.yaml", "NG102", 9)]
-    assert report["summary"] == {"files": 12, "objects": 11, "skipped": 0, "unmanaged": 0,
-                                 "assumedManaged": 0, "error": 1, "warning": 0, "info": 0,
-                                 "suppressed": 0}
+    assert report["summary"] == {"files": 12, "objects": 11, "skipped": 0,
+                                 "skippedByReason": {"not-kubernetes": 0, "template": 0, "patch": 0,
+                                                     "unknown-kind": 0},
+                                 "unmanaged": 0, "assumedManaged": 0, "error": 1, "warning": 0,
+                                 "info": 0, "suppressed": 0, "hint": None}

@@ -38,6 +38,8 @@ def _load_pods(paths: tuple[str, ...]) -> list:
             where = f":{error.line}" if error.line else ""
             click.echo(f"numaguard: skipped {error.source}{where}: {error.message}", err=True)
         for doc in documents:
+            if doc.skip is not None:          # a template, a kustomize patch, not an object
+                continue
             for item, prefix in expand_lists(doc):
                 data = item.data
                 for key in prefix:

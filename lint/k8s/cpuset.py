@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from numaguard.lint.model import value_kind
+
 # strconv.Atoi: an optional sign followed by ASCII decimal digits (base 10, no underscores)
 _GO_INT = re.compile(r"[+-]?[0-9]+\Z")
 
@@ -35,7 +37,7 @@ def _go_atoi(text: str) -> int:
 def parse_cpuset(text: str) -> frozenset[int]:
     """Parse a Linux CPU list exactly as `k8s.io/utils/cpuset.Parse` does."""
     if not isinstance(text, str):
-        raise CPUSetError(f"cpuset must be a string, not {type(text).__name__}")
+        raise CPUSetError(f"cpuset must be a string, not {value_kind(text)}")
     if text == "":
         return frozenset()
     result: set[int] = set()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Violation, value_kind
 from numaguard.lint.k8s.quantity import parse_quantity
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
@@ -44,10 +44,13 @@ def pod_schema_violations(spec: Any) -> list[Violation]:
             _check_container(c, (key, i), out)
     _check_requirements(spec.get("resources"), ("resources",), out, None)
     selector = spec.get("nodeSelector")
-    if selector is not None and (not isinstance(selector, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in selector.items())):
-        out.append(Violation(("nodeSelector",), "nodeSelector must map label names to string "
-                                                "values (quote values like \"true\" or \"1\")"))
+    if selector is not None and not isinstance(selector, dict):
+        out.append(Violation(("nodeSelector",), f"nodeSelector must be a mapping of label names "
+                                                f"to values, found {_type_name(selector)}"))
+    elif selector is not None:
+        for key, value in selector.items():
+            if not isinstance(value, str):
+                out.append(Violation(("nodeSelector", key), _unquoted_label(key, value)))
     tolerations = spec.get("tolerations")
     if tolerations is not None:
         if not isinstance(tolerations, list):
@@ -133,8 +136,25 @@ def _check_resource_list(raw: Any, path: Path, out: list[Violation], container: 
                                         "non-negative", container))
 
 
+def _unquoted_label(key: Any, value: Any) -> str:
+    """The API server decodes nodeSelector into map[string]string: an unquoted `true`, `yes`,
+    `on`, `y` or `1` reaches it as a JSON boolean or number and the pod is refused ("json:
+    cannot unmarshal bool into Go struct field PodSpec.nodeSelector of type string")."""
+    if isinstance(value, bool):
+        words = "true, yes, on, y" if value else "false, no, off, n"
+        what = f"a boolean (YAML reads unquoted {words} so)"
+        example = f'"{str(value).lower()}"'
+    elif isinstance(value, (int, float)):
+        what = "a number"
+        example = f'"{value}"'
+    else:
+        what, example = _type_name(value), '"..."'
+    return (f"nodeSelector {key}: the value is {what}, and the API server refuses it (label "
+            f"values are strings); quote the value you mean, e.g. {key}: {example}")
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
-            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+    return "a number" if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else value_kind(value)

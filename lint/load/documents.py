@@ -5,22 +5,22 @@ values itself, because PyYAML's constructor throws the positions away. Plain YAM
 anchors, aliases, tags or merge keys: nearly every manifest) is built straight from the
 parser's events; anything else from the node graph PyYAML composes. Mappings become
 `PosDict`s and sequences `PosList`s: ordinary dicts and lists that also carry `.marks`, the
-1-based (line, column) of every value. Scalars are resolved exactly as `yaml.safe_load`
-resolves them (YAML 1.1 tags; the less common ones are handed to PyYAML's own
-SafeConstructor).
+1-based (line, column) of every value. Scalars are resolved as Kubernetes resolves them
+(go-yaml v2 through sigs.k8s.io/yaml, see `numaguard.lint.load.kube_yaml`), so every manifest
+kubectl accepts loads, with the values the API server will see; a key written twice in one
+mapping is an error, as in kubectl. A file of concatenated JSON objects is a stream of
+documents, as kubectl reads it.
 
 Bad input never raises: it becomes a `LoadError` (reported as NG001) and the documents that
 parsed before it are kept. Guards: alias expansion is measured on the node graph before
 anything is built (billion laughs), nesting is bounded by libyaml (1000 levels) and by
 Python's recursion limit (caught), bytes that are not UTF-8 are reported with their offset.
 
-Deliberate differences from PyYAML:
-- merge keys (`<<`): when several merged mappings define the same key, the first one wins,
-  as the YAML merge-key spec says. (PyYAML 6.0.4 de-duplicates by the identity of the key
-  string, so its answer depends on string interning; it agrees with ours for aliased keys
-  and one-character keys.) Keys written in the mapping itself override every merged key.
-- in `*.json` files a plain number with an exponent (`1e3`) is a float, as in JSON; YAML 1.1
-  would keep it a string.
+Merge keys (`<<`) apply as in go-yaml v2: in the order written, each `<<` and each key
+overriding what came before it; within a list of merged mappings the earliest wins.
+
+A document that is not a Kubernetes object as written (a list, a template, a kustomize patch,
+see `numaguard.lint.load.skips`) comes back as a Document with `skip` set to the reason.
 
 Where things are: this module is the public face (Document, LoadError, load_text, load_paths,
 position_of, expand_lists) and turns a text's stream of documents into Documents and
@@ -39,9 +39,11 @@ import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
 from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
+from numaguard.lint.load import skips
+from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
 from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder, NodeBuilder, PosDict,
-                             PosList, expanded_size, is_sequence, quick_loader_class)
+                             PosList, expanded_size, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
            "load_text", "load_paths", "looks_plain", "position_of", "expand_lists"]
@@ -67,6 +69,8 @@ class Document:
     data: Any                   # a PosDict (plain dict when a JSON file only parsed with json)
     line: int                   # 1-based line where the document's content starts
     ignores: frozenset[str]     # rule ids from "# numaguard: ignore NG206, NG207" lines in it
+    skip: str | None = None     # why it is not linted (`numaguard.lint.load.skips` reasons)
+    skip_detail: str | None = None   # e.g. "a list", "Helm chart"
 
 
 @dataclass
@@ -88,23 +92,28 @@ def load_text(text: str | bytes, source: str) -> tuple[list[Document], list[Load
         text = decoded
     if not text.strip():
         return [], []
-    json_numbers = source.lower().endswith(".json")
     try:
         roots: list[Any] | None = [] if "numaguard:" in text else None
-        documents, starts, errors, parse_failed = _load_yaml(text, source, json_numbers, roots)
+        documents, starts, errors, parse_failed = _load_yaml(text, source, roots)
     except Exception as exc:                    # belt and braces: nothing escapes
-        return [], [LoadError(source, None, None, f"cannot parse: {type(exc).__name__}: {exc}")]
+        return [], [LoadError(source, None, None, f"cannot parse: {exc}")]
+    if skips.looks_templated(text, bool(errors)):
+        return [template_document(source)], []
     if parse_failed and text.lstrip()[:1] in ("{", "["):
-        # JSON that YAML 1.1 refuses (tabs, long keys, ...): take json's reading of it.
-        fallback = _load_json(text, source)
-        if isinstance(fallback, LoadError):
-            return [], [fallback]
+        # JSON that YAML refuses (tabs, long keys, concatenated objects): read it as kubectl
+        # does, as a stream of JSON values (k8s.io/apimachinery/pkg/util/yaml, YAMLOrJSONDecoder).
+        fallback = _load_json_stream(text, source)
         if fallback is not None:
-            return fallback, []
+            return fallback
     if documents and roots is not None:
         for document, ignores in zip(documents, ignores_by_document(text, starts, roots)):
             document.ignores = ignores
     return documents, errors
+
+
+def template_document(source: str) -> Document:
+    """The one Document standing for a template file (Helm, Jinja): skipped, counted."""
+    return Document(source, 0, None, 1, _NO_IGNORES, skip=skips.TEMPLATE)
 
 
 def looks_plain(text: str) -> bool:
@@ -113,13 +122,13 @@ def looks_plain(text: str) -> bool:
     return "&" not in text and "!" not in text
 
 
-def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | None
+def _load_yaml(text: str, source: str, roots: list[Any] | None
                ) -> tuple[list[Document], list[int], list[LoadError], bool]:
     """Documents, their 0-based start lines, errors, and whether parsing itself failed.
 
     `roots`, when given, collects every document's node graph (see `numaguard.lint.load.ignore_comments`).
     """
-    if roots is None and not json_numbers and looks_plain(text):
+    if roots is None and looks_plain(text):
         loaded = _load_events(text, source)
         if loaded is not None:
             return (*loaded, False)
@@ -145,10 +154,7 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
             try:
                 if may_alias:
                     expanded_size(root, MAX_EXPANDED_NODES)
-                if is_sequence(root):
-                    data: Any = []                    # no need to build what we refuse
-                else:
-                    data = NodeBuilder(loader, json_numbers, may_alias).construct(root)
+                data = NodeBuilder(loader, may_alias).construct(root)
             except DocumentError as exc:
                 mark = exc.mark
                 errors.append(LoadError(source, mark.line + 1 if mark else None,
@@ -176,14 +182,22 @@ def _load_yaml(text: str, source: str, json_numbers: bool, roots: list[Any] | No
 def _keep(data: Any, position: int, where: tuple[int, int], source: str,
           documents: list[Document], starts: list[int], errors: list[LoadError]) -> None:
     """A built document joins `documents` (with its 0-based start line in `starts`) when it is
-    a mapping; anything else is the LoadError "document N is a list, not a mapping"."""
+    a mapping, or something that is no manifest at all (skipped: a list of Ansible tasks or
+    JSON patches, a bare value such as a text file named .json); a bare value that names
+    `apiVersion` or `kind` is a manifest gone wrong (colons forgotten), the LoadError
+    "document N is a string, not a mapping"."""
     line, column = where
     if isinstance(data, dict):
         documents.append(Document(source, position, data, line, _NO_IGNORES))
         starts.append(line - 1)
-    else:
+    elif isinstance(data, str) and ("apiVersion" in data or "kind" in data):
         errors.append(LoadError(source, line, column,
                                 f"document {position + 1} is {_type_name(data)}, not a mapping"))
+    else:
+        detail = "a list" if isinstance(data, list) else "a bare value"
+        documents.append(Document(source, position, data, line, _NO_IGNORES,
+                                  skip=skips.NOT_KUBERNETES, skip_detail=detail))
+        starts.append(line - 1)
 
 
 def _load_events(text: str, source: str) -> tuple[list[Document], list[int], list[LoadError]] | None:
@@ -226,17 +240,41 @@ def _load_events(text: str, source: str) -> tuple[list[Document], list[int], lis
     return documents, starts, errors
 
 
-def _load_json(text: str, source: str) -> list[Document] | LoadError | None:
-    """The JSON fallback: json.loads' answer (no positions), or None if it is not JSON either."""
+def _load_json_stream(text: str, source: str) -> tuple[list[Document], list[LoadError]] | None:
+    """The JSON fallback: one document per JSON value in the text, or None when the text is not
+    a stream of JSON values. Each value is read again by the YAML loader, padded to its place
+    in the file, so that its fields keep their lines; a value YAML refuses (tabs, long keys)
+    is taken as json reads it (findings then point at its first line)."""
+    decoder = json.JSONDecoder()
+    spans = []
+    end = 0
     try:
-        data = json.loads(text)
+        while True:
+            while end < len(text) and text[end].isspace():
+                end += 1
+            if end >= len(text):
+                break
+            start = end
+            data, end = decoder.raw_decode(text, start)
+            spans.append((start, end, data))
     except (ValueError, RecursionError):
         return None
-    if isinstance(data, dict):
-        return [Document(source, 0, data, 1, frozenset())]
-    if data is None:
-        return []
-    return LoadError(source, 1, 1, f"document 1 is {_type_name(data)}, not a mapping")
+    documents: list[Document] = []
+    errors: list[LoadError] = []
+    for position, (start, end, data) in enumerate(spans):
+        line = text.count("\n", 0, start)
+        column = start - (text.rfind("\n", 0, start) + 1)
+        padded = "\n" * line + " " * column + text[start:end]
+        loaded, _, load_errors, _ = _load_yaml(padded, source, None)
+        if isinstance(data, dict) and loaded and not load_errors and isinstance(loaded[0].data, dict):
+            document = loaded[0]
+            document.index = position
+            documents.append(document)
+        elif isinstance(data, dict):
+            documents.append(Document(source, position, data, line + 1, _NO_IGNORES))
+        else:
+            _keep(data, position, (line + 1, column + 1), source, documents, [], errors)
+    return documents, errors
 
 
 # --------------------------------------------------------------------------- errors
@@ -245,7 +283,7 @@ def _construct_error(exc: Exception, source: str, root: Any) -> LoadError:
     if isinstance(exc, yaml.MarkedYAMLError) and (exc.problem_mark or exc.context_mark):
         return _yaml_error(exc, source, "")
     line, column = _mark(root)
-    return LoadError(source, line, column, f"cannot build document: {type(exc).__name__}: {exc}")
+    return LoadError(source, line, column, f"cannot build document: {exc}")
 
 
 def _mark(node: Any) -> tuple[int, int]:
@@ -253,17 +291,8 @@ def _mark(node: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
 
-_TYPE_NAMES = {bool: "a boolean", list: "a list", str: "a string", int: "an integer", float: "a number",
-               bytes: "a binary value", set: "a set"}
-
-
 def _type_name(value: Any) -> str:
-    for cls, name in _TYPE_NAMES.items():
-        if isinstance(value, cls):
-            return name
-    if type(value).__name__ in ("date", "datetime"):
-        return "a timestamp"
-    return f"a {type(value).__name__}"
+    return value_kind(value)
 
 
 def _decode(raw: bytes, source: str) -> tuple[str | None, LoadError | None]:
@@ -311,7 +340,7 @@ def _yaml_error(exc: Exception, source: str, text: str, byte_offsets: bool = Fal
         column = len(prefix) - (prefix.rfind("\n") + 1) + 1
         return LoadError(source, line, column,
                          f"text holds an unpaired surrogate U+{ord(text[exc.start]):04X}")
-    return LoadError(source, None, None, f"cannot parse: {type(exc).__name__}: {exc}")
+    return LoadError(source, None, None, f"cannot parse: {exc}")
 
 
 # --------------------------------------------------------------------------- files
@@ -332,12 +361,34 @@ def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
             documents, errors = load_text(raw, STDIN)
             yield STDIN, documents, errors
             continue
+        if skips.is_helm_template(file_path):
+            yield file_path, [template_document(file_path)], []
+            continue
         raw, error = _read(file_path)
         if error is not None:
             yield file_path, [], [error]
             continue
         documents, errors = load_text(raw, file_path)
+        _mark_by_place(file_path, documents)
         yield file_path, documents, errors
+
+
+def _mark_by_place(path: str, documents: list[Document]) -> None:
+    """Skip the documents of files whose place says what they are: a kustomize patch, a
+    kustomization, a Helm chart's Chart.yaml."""
+    if skips.is_kustomize_patch(path):
+        reason, detail = skips.PATCH, "named as a patch in a kustomization"
+    elif skips.is_chart_file(path):
+        reason, detail = skips.NOT_KUBERNETES, skips.HELM_CHART
+    elif skips.is_helm_values(path):
+        reason, detail = skips.NOT_KUBERNETES, skips.HELM_VALUES
+    elif skips.is_kustomization(path):
+        reason, detail = skips.NOT_KUBERNETES, "kustomization"
+    else:
+        return
+    for document in documents:
+        if document.skip is None or document.skip == skips.NOT_KUBERNETES:
+            document.skip, document.skip_detail = reason, detail
 
 
 def _read(path: str) -> tuple[bytes | None, LoadError | None]:

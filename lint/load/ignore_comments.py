@@ -16,9 +16,11 @@ from typing import Any, Iterable
 from yaml.nodes import MappingNode, ScalarNode
 
 
-# A document marker: `---` at column 0 followed by a blank or the end of the line. libyaml
-# ends any scalar (block, plain or quoted) at such a line, so splitting on it is exact.
-_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.M)
+# A document marker: `---` (start) or `...` (end) at column 0 followed by a blank or the end
+# of the line. libyaml ends any scalar (block, plain or quoted) at such a line, so splitting on
+# it is exact. After `...` only comments can come before the next `---`, so an ignore comment
+# there opens a segment that holds no document and goes to the next document, not the ended one.
+_DOC_START = re.compile(r"^(?:---|\.\.\.)(?=[ \t\r\n]|$)", re.M)
 _IGNORE_COMMENT = re.compile(r"^[ \t]*#[ \t]*numaguard:[ \t]*ignore\b([^\r\n]*)", re.M)
 _RULE_ID = re.compile(r"[A-Za-z]+[0-9]+")
 _ID_SEPARATORS = re.compile(r"[\s,;]+")
@@ -27,8 +29,8 @@ _ID_SEPARATORS = re.compile(r"[\s,;]+")
 def ignores_by_document(text: str, starts: list[int], roots: list[Any]) -> list[frozenset[str]]:
     """The ignore comments of the text segment each document starts in, one set per document.
 
-    Segments are the stretches between `---` lines (libyaml ends every scalar at such a line,
-    so they are exact). Comments in a segment holding no document (a header above the first
+    Segments are the stretches between `---` (and `...`) lines (libyaml ends every scalar at
+    such a line, so they are exact). Comments in a segment holding no document (a header above the first
     `---`, an empty or broken document) go to the next document; comment-like lines inside
     multi-line scalars are skipped. `starts` are the documents' 0-based first lines, `roots`
     the node graphs of every document in the text.
@@ -49,7 +51,7 @@ def ignores_by_document(text: str, starts: list[int], roots: list[Any]) -> list[
 
 
 def _ignores_by_segment(text: str, roots: list[Any]) -> tuple[list[int], dict[int, set[str]]]:
-    """Line numbers (0-based) of the `---` markers, and rule ids per segment between them."""
+    """Line numbers (0-based) of the `---`/`...` markers, and rule ids per segment between them."""
     markers = _line_numbers(text, (m.start() for m in _DOC_START.finditer(text)))
     comments = list(_IGNORE_COMMENT.finditer(text))
     by_segment: dict[int, set[str]] = {}

@@ -13,15 +13,14 @@ PyYAML's own constructor throws positions away, so `numaguard.lint.load.document
 - the event path (`EventBuilder`): builds plain documents (no anchors, aliases, tags or
   merge keys) straight from the parser's events, skipping the node graph.
 
-Both paths give the same values and the same `.marks`; scalars are resolved as
-`yaml.safe_load` resolves them. This module only turns one parsed document into values: the
+Both paths give the same values and the same `.marks`; scalars are resolved as Kubernetes
+resolves them (go-yaml v2 through sigs.k8s.io/yaml, `numaguard.lint.load.kube_yaml`), not as
+`yaml.safe_load` would, and a key given twice in one mapping is refused, as kubectl does. This module only turns one parsed document into values: the
 stream of documents, errors and ignore comments are `numaguard.lint.load.documents`' business. It exists
 apart so that `numaguard.lint.load.documents` reads as "text in, Documents and LoadErrors out".
 """
 from __future__ import annotations
 
-import json
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -29,6 +28,8 @@ import yaml
 from yaml.events import (MappingEndEvent, MappingStartEvent, ScalarEvent, SequenceEndEvent,
                          SequenceStartEvent)
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from numaguard.lint.load.kube_yaml import key_string, resolve_plain, resolve_tagged
 
 
 _STR = "tag:yaml.org,2002:str"
@@ -39,9 +40,6 @@ _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _MERGE = "tag:yaml.org,2002:merge"
-_VALUE = "tag:yaml.org,2002:value"
-
-_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 
 
 class PosDict(dict):
@@ -76,16 +74,15 @@ class DocumentError(Exception):
 # --------------------------------------------------------------------------- resolving tags
 
 class _QuickResolver:
-    """Mixed into the safe loaders to cut the resolver's per-node overhead.
+    """Mixed into the safe loaders: tags as go-yaml v2 resolves them, with little overhead.
 
-    The composer asks the resolver for every node's tag; PyYAML's generic version (path
-    resolvers, list concatenation per scalar) is a third of the time a manifest takes to
-    load. Without path resolvers and wildcard implicit resolvers, as for SafeLoader, this
-    gives the same tags (yaml/resolver.py BaseResolver.resolve); `quick_loader_class` checks
-    that at every load, since both tables are class attributes one could extend.
+    The composer asks the resolver for every node's tag. PyYAML's own resolver follows the
+    YAML 1.1 type repository (where `=` is a `!!value` and `1:20` is 80); this one asks
+    `numaguard.lint.load.kube_yaml.resolve_plain`, the Kubernetes reading, and skips PyYAML's
+    generic machinery (path resolvers, list concatenation per scalar), which was a third of
+    the time a manifest took to load.
     """
 
-    yaml_implicit_resolvers: dict
     DEFAULT_SCALAR_TAG = _STR
     DEFAULT_SEQUENCE_TAG = _SEQ
     DEFAULT_MAPPING_TAG = _MAP
@@ -99,11 +96,7 @@ class _QuickResolver:
     def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
         if kind is ScalarNode:
             if implicit[0]:
-                resolvers = self.yaml_implicit_resolvers.get(value[0] if value else "")
-                if resolvers:
-                    for tag, regexp in resolvers:
-                        if regexp.match(value):
-                            return tag
+                return resolve_plain(value)[0]
             return _STR
         if kind is SequenceNode:
             return _SEQ
@@ -117,25 +110,14 @@ QUICK_LOADERS = {base: type(f"Quick{base.__name__}", (_QuickResolver, base), {})
 
 
 def quick_loader_class(base: type) -> type:
-    """`base` with `_QuickResolver` mixed in, or `base` itself when its resolver tables were
-    extended (path resolvers, wildcard implicit resolvers) or it has no quick twin."""
-    if base.yaml_path_resolvers or None in base.yaml_implicit_resolvers:
-        return base
-    return QUICK_LOADERS.get(base, base)
+    """`base` with `_QuickResolver` mixed in (a new twin for a loader class not made above)."""
+    quick = QUICK_LOADERS.get(base)
+    if quick is None:
+        quick = QUICK_LOADERS[base] = type(f"Quick{base.__name__}", (_QuickResolver, base), {})
+    return quick
 
 
 # --------------------------------------------------------------------------- node path
-
-_BOOL_VALUES = yaml.constructor.SafeConstructor.bool_values
-_construct_int = yaml.constructor.SafeConstructor.construct_yaml_int
-_construct_float = yaml.constructor.SafeConstructor.construct_yaml_float
-
-
-def is_sequence(node: Any) -> bool:
-    """Whether a document's root node is a plain list (which `numaguard.lint.load.documents` refuses
-    without building it)."""
-    return node.__class__ is SequenceNode and node.tag == _SEQ
-
 
 def expanded_size(root: Any, limit: int) -> int:
     """How many nodes the document has once every alias is expanded, memoized per node.
@@ -205,11 +187,10 @@ class NodeBuilder:
     gets the key's position instead.
     """
 
-    __slots__ = ("loader", "json_numbers", "aliases", "built")
+    __slots__ = ("loader", "aliases", "built")
 
-    def __init__(self, loader: Any, json_numbers: bool, aliases: bool) -> None:
+    def __init__(self, loader: Any, aliases: bool) -> None:
         self.loader = loader
-        self.json_numbers = json_numbers
         self.aliases = aliases
         self.built: dict[Any, Any] = {}
 
@@ -218,31 +199,17 @@ class NodeBuilder:
         if cls is ScalarNode:
             tag = node.tag
             if tag == _STR:
-                if self.json_numbers and not node.style and _JSON_NUMBER.fullmatch(node.value):  # plain
-                    return json.loads(node.value)
                 return node.value
-            if tag == _INT:
-                value = node.value
-                if value.isdigit() and value[0] != "0":
-                    return int(value)
-                return _construct_int(self.loader, node)
-            if tag == _NULL:
-                return None
-            if tag == _BOOL:
-                return _BOOL_VALUES[node.value.lower()]
-            if tag == _FLOAT:
-                return _construct_float(self.loader, node)
-            return self.loader.construct_document(node)  # timestamp, binary, unknown tag (raises)
+            try:
+                return resolve_tagged(tag, node.value)
+            except ValueError as exc:
+                raise DocumentError(str(exc), node.start_mark) from None
         done = self.built.get(node)
         if done is not None:
             return done
-        if cls is MappingNode:
-            if node.tag != _MAP:
-                return self._construct_other(node)
+        if cls is MappingNode:                    # go-yaml ignores a collection's tag (!!set, !Ref)
             return self._construct_mapping(node)
         if cls is SequenceNode:
-            if node.tag != _SEQ:
-                return self._construct_other(node)
             sequence = _new_list(PosList)
             sequence.marks = marks = []
             self.built[node] = sequence
@@ -263,10 +230,12 @@ class NodeBuilder:
         for key_node, value_node in node.value:
             if key_node.__class__ is ScalarNode and key_node.tag == _STR:
                 key = key_node.value
-            elif key_node.tag == _MERGE or key_node.tag == _VALUE:
+            elif key_node.tag == _MERGE:
                 return self._construct_merged(node, mapping)
             else:
                 key = self._construct_key(key_node)
+            if key in mapping:
+                raise _duplicate(node, key_node, key)
             mark = value_node.start_mark
             if aliases and mark.line < key_node.start_mark.line:
                 mark = key_node.start_mark        # an alias: its node sits at the anchor
@@ -274,65 +243,69 @@ class NodeBuilder:
             mapping[key] = construct(value_node)
         return mapping
 
-    def _construct_key(self, key_node: Any) -> Any:
-        key = self.construct(key_node)
-        try:
-            hash(key)
-        except TypeError:
+    def _construct_key(self, key_node: Any) -> str:
+        if key_node.__class__ is not ScalarNode:
             raise DocumentError("found unhashable key (a mapping key that is a list or a mapping)",
-                                key_node.start_mark) from None
-        return key
-
-    def _construct_other(self, node: Any) -> Any:
-        # !!omap, !!pairs, !!set or an application tag: PyYAML decides (and refuses unknown
-        # tags as safe_load does). Positions inside are not kept; these never carry pod specs.
-        value = self.loader.construct_document(node)
-        self.built[node] = value
-        return value
+                                key_node.start_mark)
+        try:
+            return key_string(self.construct(key_node))
+        except ValueError as exc:                 # a null key: sigs.k8s.io/yaml refuses it
+            raise DocumentError(str(exc), key_node.start_mark) from None
 
     def _construct_merged(self, node: Any, mapping: PosDict) -> PosDict:
-        # Merge keys (https://yaml.org/type/merge.html): merged mappings first, the earliest
-        # one winning a conflict, then the mapping's own keys over all of them.
+        # Merge keys as go-yaml v2 applies them (decode.go `mapping` and `merge`): in the order
+        # written, each `<<` and each key overriding what came before it; within a list of
+        # merged mappings the earliest wins. Only a key written twice is a duplicate.
         mapping.clear()
         mapping.marks.clear()
-        merged: list[Any] = []
-        own = []
+        own: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag != _MERGE:
-                own.append((key_node, value_node))
+            if key_node.tag == _MERGE:
+                self._merge_into(mapping, value_node)
                 continue
-            if value_node.__class__ is MappingNode:
-                sources = [value_node]
-            elif value_node.__class__ is SequenceNode:
-                sources = value_node.value
-                for source in sources:
-                    if source.__class__ is not MappingNode:
-                        raise DocumentError("expected a mapping for merging, but found "
-                                            f"{source.id}", source.start_mark)
-            else:
-                raise DocumentError("expected a mapping or list of mappings for merging, but found "
-                                    f"{value_node.id}", value_node.start_mark)
-            for source in sources:
-                value = self.construct(source)
-                if not isinstance(value, dict):
-                    raise DocumentError("expected a mapping for merging", source.start_mark)
-                merged.append(value)
-        for source_value in reversed(merged):        # earlier sources are applied last: they win
-            mapping.update(source_value)
-            source_marks = getattr(source_value, "marks", None)
-            if source_marks:
-                mapping.marks.update(source_marks)
-        for key_node, value_node in own:
-            if key_node.__class__ is ScalarNode and key_node.tag in (_STR, _VALUE):
+            if key_node.__class__ is ScalarNode and key_node.tag == _STR:
                 key = key_node.value
             else:
                 key = self._construct_key(key_node)
+            if key in own:
+                raise _duplicate(node, key_node, key)
+            own[key] = key_node
             mark = value_node.start_mark
             if mark.line < key_node.start_mark.line:
                 mark = key_node.start_mark
             mapping.marks[key] = _position(mark.line, mark.column)
             mapping[key] = self.construct(value_node)
         return mapping
+
+    def _merge_into(self, mapping: PosDict, value_node: Any) -> None:
+        if value_node.__class__ is MappingNode:
+            sources = [value_node]
+        elif value_node.__class__ is SequenceNode and all(
+                source.__class__ is MappingNode for source in value_node.value):
+            sources = value_node.value
+        else:
+            raise DocumentError("map merge requires map or sequence of maps as the value",
+                                value_node.start_mark)
+        for source in reversed(sources):          # earlier sources are applied last: they win
+            value = self.construct(source)
+            mapping.update(value)
+            mapping.marks.update(value.marks)
+
+
+def _key_text(key_node: Any) -> str | None:
+    try:
+        return key_string(resolve_tagged(key_node.tag, key_node.value))
+    except ValueError:
+        return None
+
+
+def _duplicate(node: Any, key_node: Any, key: str) -> DocumentError:
+    """kubectl's error for a key written twice in one mapping (go-yaml's strict decoding)."""
+    lines = [k.start_mark.line for k, _ in node.value
+             if k is not key_node and k.__class__ is ScalarNode and _key_text(k) == key]
+    first = lines[0] if lines else key_node.start_mark.line
+    return DocumentError(f'mapping key "{key}" already defined at line {first + 1}',
+                         key_node.start_mark)
 
 
 
@@ -349,48 +322,29 @@ class EventBuilder:
     graph first (and resolving every scalar's tag through a callback from the parser) is work
     thrown away: this builder consumes the events and resolves plain scalars itself, giving
     exactly what `NodeBuilder` gives (same values, same `.marks`). It raises `_Unsupported` on
-    anything else (an alias, a collection or `<<`/`=` as a key), and `numaguard.lint.load.documents` then
+    anything else (an alias, a collection or `<<` as a key, a key given twice), and `numaguard.lint.load.documents` then
     loads the file by the node path; it sends text holding `&` (anchors) or `!` (tags) there
     directly, so events here never carry an anchor or an explicit tag. No node graph also means
     no document-sized burst of short-lived objects, each of which brings the cyclic GC's next
     collection (of every document loaded so far) closer.
     """
 
-    __slots__ = ("loader", "next_event", "resolvers")
+    __slots__ = ("loader", "next_event")
 
     def __init__(self, loader: Any) -> None:
         self.loader = loader
         self.next_event = loader.get_event
-        self.resolvers = loader.yaml_implicit_resolvers
 
-    def scalar(self, event: Any) -> Any:
-        """A scalar's value, its tag resolved as `_QuickResolver.resolve` does."""
+    @staticmethod
+    def scalar(event: Any) -> Any:
+        """A scalar's value, resolved as `_QuickResolver.resolve` and `NodeBuilder` do."""
         value = event.value
         if not event.implicit[0]:            # quoted or block (never tagged here): a string
             return value
-        resolvers = self.resolvers.get(value[0] if value else "")
-        if not resolvers:
-            return value
-        for tag, regexp in resolvers:
-            if regexp.match(value):
-                break
-        else:
-            return value
-        if tag == _NULL:
-            return None
-        if tag == _BOOL:
-            return _BOOL_VALUES[value.lower()]
-        if tag == _INT and value.isdigit() and value[0] != "0":
-            return int(value)
-        if tag == _MERGE or tag == _VALUE:
-            raise _Unsupported(tag)
-        # ints in other notations, floats, timestamps: PyYAML's constructors, as NodeBuilder does.
-        node = ScalarNode(tag, value, event.start_mark, event.end_mark, event.style)
-        if tag == _INT:
-            return _construct_int(self.loader, node)
-        if tag == _FLOAT:
-            return _construct_float(self.loader, node)
-        return self.loader.construct_document(node)
+        tag, resolved = resolve_plain(value)
+        if tag == _MERGE:
+            raise _Unsupported(tag)          # `<<`: the node path merges
+        return resolved
 
     def value(self, event: Any) -> Any:
         cls = event.__class__
@@ -413,7 +367,14 @@ class EventBuilder:
                 if key_event.__class__ is MappingEndEvent:
                     return mapping
                 raise _Unsupported("a collection as a mapping key")
-            key = scalar(key_event)       # `<<` and `=` raised: the node path merges
+            key = scalar(key_event)       # `<<` raised: the node path merges
+            if key.__class__ is not str:
+                try:
+                    key = key_string(key)
+                except ValueError:
+                    raise _Unsupported("a null key") from None
+            if key in mapping:
+                raise _Unsupported("a duplicate key")     # the node path reports it
             value_event = next_event()
             mark = value_event.start_mark
             marks[key] = _position(mark.line, mark.column)

@@ -51,7 +51,14 @@ Known simplifications (documented, deliberate):
 * The pod bubble's memory is placed through `memory.py`'s Allocate for a one-container spec
   (the same steps as AllocatePod's bubble); KEP-5526 container slices inside the bubble are
   bookkeeping only in the kubelet (no extra NUMA placement), so nothing else is recorded.
-* Device plugins and DRA (the other hint providers) are not modelled.
+* Device plugins are modelled only when the node description lists devices per NUMA node
+  (`numaguard.lint.numa.devices`, the Device Manager's hint generation and allocation): their
+  hints are merged with the CPU and memory hints, in container scope per container and in pod
+  scope for the pod's aggregate limits (`GetPodTopologyHints`; for KEP-5526 pods too, an
+  assumption until the kubelet code for pod-level hint gathering names its providers), and
+  the predicate handler counts them ("OutOf<resource>"). Without devices in the node
+  description a pod that asks for devices is simulated on CPU and memory alone, and
+  `Placement.unmodelled_devices` names what was left out. DRA is not modelled.
 """
 from __future__ import annotations
 
@@ -110,10 +117,12 @@ class Placement:
     memory: dict[int, dict[str, int]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     hint: list[int] | None = None           # the merged NUMA affinity, None = any / no merge
+    devices: dict[str, dict[int, int]] = field(default_factory=dict)   # resource -> NUMA -> count
+    unmodelled_devices: list[str] = field(default_factory=list)        # asked for, not modelled
     pod_level: bool = False                 # allocated the KEP-5526 way (bubble + slices)
     bubble: list[int] = field(default_factory=list)
 
-    def taken_cpus(self) -> set[int]:
+    def taken_cpus(self) -> set[int]:  # noqa: D401
         """Every CPU this pod holds exclusively (its slices, the bubble, its shared pool)."""
         out = set(self.bubble) | set(self.cpus["podShared"])
         for ids in self.cpus["exclusive"].values():
@@ -126,6 +135,8 @@ class Placement:
                 "cpus": {"exclusive": {k: list(v) for k, v in self.cpus["exclusive"].items()},
                          "podShared": list(self.cpus["podShared"])},
                 "memory": {str(n): dict(r) for n, r in sorted(self.memory.items())},
+                **({"devices": {r: {str(n): c for n, c in sorted(p.items())}
+                                for r, p in sorted(self.devices.items())}} if self.devices else {}),
                 "notes": list(self.notes)}
 
 
@@ -159,6 +170,7 @@ class NodeState:
     allocatable: dict[str, int]                 # cpu (millicores), memory (bytes), pods
     used: dict[str, int] = field(default_factory=lambda: {"cpu": 0, "memory": 0, "pods": 0})
     placements: dict[str, Placement] = field(default_factory=dict)
+    devices: Any = None                         # numaguard.lint.numa.devices.DeviceState, or None
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -260,7 +272,11 @@ def build_state(topology: Topology, kc: dict, *, name: str = "node",
                 topology, reserved_memory_from_config(kc.get("reservedMemory")))
         except (MemoryManagerError, ValueError, KeyError, TypeError) as exc:
             raise KubeletStartupError(f"memory manager: {exc}") from None
+    from numaguard.lint.numa.devices import DeviceState
+    devices = DeviceState.from_counts(topology.numa_ids, topology.devices) if topology.devices \
+        else None
     return NodeState(topology=topology, kubelet_config=kc, name=name, cpu=cpu, memory=memory,
+                     devices=devices,
                      policy=policy, policy_name=policy_name, scope=scope,
                      gates={GATE_POD_LEVEL_RESOURCES: gates.get(GATE_POD_LEVEL_RESOURCES, True),
                             GATE_POD_LEVEL_RESOURCE_MANAGERS:
@@ -312,11 +328,14 @@ def _snapshot(state: NodeState, uid: str):
         machine = {n: replace(s, memory={r: replace(t) for r, t in s.memory.items()},
                               cells=list(s.cells)) for n, s in memory.machine_state.items()}
         memory_part = (machine, copy.deepcopy(memory.init_containers_reusable_memory))
-    return cpu_part, memory_part, dict(state.used)
+    devices_part = state.devices.copy_state() if state.devices is not None else None
+    return cpu_part, memory_part, dict(state.used), devices_part
 
 
 def _restore(state: NodeState, uid: str, snap) -> None:
-    cpu_part, memory_part, used = snap
+    cpu_part, memory_part, used, devices_part = snap
+    if devices_part is not None:
+        state.devices.restore_state(devices_part)
     if cpu_part is not None:
         state.cpu.default_cpus, state.cpu.cpus_to_reuse = cpu_part
         state.cpu.assignments.pop(uid, None)
@@ -372,7 +391,7 @@ def admit(state: NodeState, pod: Mapping, name: str | None = None, *,
 
 def _finish(state: NodeState, result: Placement, snap) -> None:
     """Memory per NUMA node = what this pod took from the Memory Manager's free memory."""
-    _, memory_part, _ = snap
+    memory_part = snap[1]
     if memory_part is not None:
         before = memory_part[0]
         for n, s in state.memory.machine_state.items():
@@ -382,6 +401,7 @@ def _finish(state: NodeState, result: Placement, snap) -> None:
                     result.memory.setdefault(n, {})[res] = took
     numa_of = {c.id: c.numa for c in state.topology.cpus}
     nodes = {numa_of[c] for c in result.taken_cpus()} | set(result.memory)
+    nodes |= {n for per in result.devices.values() for n, c in per.items() if c}
     if not nodes and result.hint is not None:
         nodes = set(result.hint)
     result.numa_nodes = sorted(nodes)
@@ -392,6 +412,7 @@ def _admit(state: NodeState, spec: dict, uid: str, result: Placement, analysis: 
 
     analysis = analysis if analysis is not None else PodAnalysis(spec)
     pod_level = analysis.pod_level.is_set
+    devices = _device_plan(state, analysis, result)
     if pod_level and not state.gates[GATE_POD_LEVEL_RESOURCES]:
         # kubelet lifecycle admit handler for pod-level resources
         raise _Rejected(POD_LEVEL_RESOURCES_NOT_SUPPORTED,
@@ -401,6 +422,7 @@ def _admit(state: NodeState, spec: dict, uid: str, result: Placement, analysis: 
         result.notes.append("PodLevelResourceManagers gate is off: the CPU and Memory Managers "
                             "skip pods with pod-level resources; admitted without alignment "
                             "(no exclusive CPUs, no NUMA-pinned memory)")
+        _allocate_devices(state, uid, devices, None, result)
         return
     if not analysis.qos.guaranteed and (state.cpu is not None or state.memory is not None):
         result.notes.append(f"QoS class {analysis.qos.qos_class} ({analysis.qos.reason}): "
@@ -415,17 +437,62 @@ def _admit(state: NodeState, spec: dict, uid: str, result: Placement, analysis: 
     containers = managed_containers(analysis, pod_level)
     scope = state.pinned_scope
     if scope == "pod" and pod_level:
-        _admit_pod_resources(state, analysis, uid, containers, result)
+        _admit_pod_resources(state, analysis, uid, containers, result, devices)
         return
     if pod_level:
         result.notes.append(f"topology scope is {scope}: spec.resources is ignored for "
                             "placement; qualifying containers get exclusive slices from the "
                             "node's pool, the others share the node's pool")
     if scope == "pod":
-        _admit_pod_classic(state, analysis, uid, containers, result)
+        _admit_pod_classic(state, analysis, uid, containers, result, devices)
     else:
         _admit_per_container(state, uid, containers, result, merge=(scope == "container"),
-                             spec=None if pod_level else analysis.spec)
+                             spec=None if pod_level else analysis.spec, devices=devices)
+
+
+# -- devices ----------------------------------------------------------------------------------
+
+def _device_plan(state: NodeState, analysis, result: Placement) -> dict[str, tuple[str, dict[str, int]]]:
+    """Container name -> (kind, device-plugin requests from its limits), init containers
+    first. Empty when the pod asks for no devices or the node description lists none (then
+    `result.unmodelled_devices` says which devices were left out)."""
+    from numaguard.lint.numa.devices import device_requests
+    plan = {c.name: (c.kind, device_requests(c.limits)) for c in analysis.containers}
+    plan = {name: entry for name, entry in plan.items() if entry[1]}
+    if plan and state.devices is None:
+        result.unmodelled_devices = sorted({r for _, reqs in plan.values() for r in reqs})
+        result.notes.append(f"devices not modelled: the node description lists no devices per "
+                            f"NUMA node, so {', '.join(result.unmodelled_devices)} "
+                            f"{'is' if len(result.unmodelled_devices) == 1 else 'are'} left out "
+                            f"of the NUMA placement")
+        return {}
+    return plan
+
+
+def _device_hints(state: NodeState, requests: Mapping[str, int], uid: str):
+    if state.devices is None or not requests:
+        return None
+    return state.devices.hints(requests, uid)
+
+
+def _allocate_devices(state: NodeState, uid: str, plan: Mapping[str, tuple[str, dict[str, int]]],
+                      affinity: int | None, result: Placement, only: str | None = None) -> None:
+    """Device Manager Allocate for the containers of `plan` (or only the one named)."""
+    from numaguard.lint.numa.devices import DeviceError
+    if state.devices is None:
+        return
+    for name, (kind, requests) in plan.items():
+        if only is not None and name != only:
+            continue
+        try:
+            taken = state.devices.allocate(uid, name, requests, affinity, kind)
+        except DeviceError as exc:
+            raise _Rejected(UNEXPECTED_ADMISSION_ERROR, f"Allocate failed due to {exc}, which is "
+                                                        "unexpected") from None
+        for resource, per_numa in taken.items():
+            mine = result.devices.setdefault(resource, {})
+            for n, count in per_numa.items():
+                mine[n] = mine.get(n, 0) + count
 
 
 @dataclass(frozen=True)
@@ -538,7 +605,8 @@ def _allocate_cpus(state: NodeState, uid: str, c: ManagedContainer, affinity: in
 # -- scope none / container -------------------------------------------------------------------
 
 def _admit_per_container(state: NodeState, uid: str, containers: list[ManagedContainer],
-                         result: Placement, merge: bool, spec: dict | None) -> None:
+                         result: Placement, merge: bool, spec: dict | None,
+                         devices: Mapping[str, tuple[str, dict[str, int]]] = {}) -> None:
     """scope_container.go (merge=True) or scope_none.go (merge=False): per container, init
     containers first, hints -> merge -> admit -> Allocate."""
     any_preferred = None
@@ -551,11 +619,14 @@ def _admit_per_container(state: NodeState, uid: str, containers: list[ManagedCon
             if state.memory is not None:
                 providers.append(state.memory.calculate_hints(c.memory, uid)
                                  if c.memory else None)
+            if c.name in devices:
+                providers.append(_device_hints(state, devices[c.name][1], uid))
             hint = _merge(state, providers, result)
             any_preferred = hint.preferred if any_preferred is None else \
                 any_preferred and hint.preferred
         _allocate_cpus(state, uid, c, hint.affinity, result)
         _allocate_memory(state, uid, c.name, c.memory, hint, spec)
+        _allocate_devices(state, uid, devices, hint.affinity, result, only=c.name)
     if merge:
         result.preferred = any_preferred
         result.hint = None
@@ -564,7 +635,7 @@ def _admit_per_container(state: NodeState, uid: str, containers: list[ManagedCon
 # -- scope pod, classic ---------------------------------------------------------------------
 
 def _admit_pod_classic(state: NodeState, analysis, uid: str, containers: list[ManagedContainer],
-                       result: Placement) -> None:
+                       result: Placement, devices: Mapping = {}) -> None:
     """scope_pod.go admitUsingContainerResources: one merge of the pod's totals, then every
     container allocated inside the same affinity."""
     from numaguard.lint.numa.cpu_hints import pod_guaranteed_cpus
@@ -578,16 +649,20 @@ def _admit_pod_classic(state: NodeState, analysis, uid: str, containers: list[Ma
             uid, total, [(c.name, c.cpus) for c in containers])))
     if state.memory is not None:
         providers.append(state.memory.get_pod_topology_hints(uid, analysis.spec))
+    if devices:
+        from numaguard.lint.numa.devices import pod_device_requests
+        providers.append(_device_hints(state, pod_device_requests(analysis.spec), uid))
     hint = _merge(state, providers, result)
     for c in containers:
         _allocate_cpus(state, uid, c, hint.affinity, result)
         _allocate_memory(state, uid, c.name, c.memory, hint, analysis.spec)
+    _allocate_devices(state, uid, devices, hint.affinity, result)
 
 
 # -- scope pod, KEP-5526 ---------------------------------------------------------------------
 
 def _admit_pod_resources(state: NodeState, analysis, uid: str, containers: list[ManagedContainer],
-                         result: Placement) -> None:
+                         result: Placement, devices: Mapping = {}) -> None:
     """scope_pod.go admitUsingPodResources + the managers' AllocatePod."""
     budget = analysis.budget
     result.pod_level = True
@@ -616,6 +691,9 @@ def _admit_pod_resources(state: NodeState, analysis, uid: str, containers: list[
             providers.append({res: [] for res in memory_total})
         else:
             providers.append(state.memory.calculate_hints(memory_total, uid) or None)
+    if devices:
+        from numaguard.lint.numa.devices import pod_device_requests
+        providers.append(_device_hints(state, pod_device_requests(analysis.spec), uid))
     best, admitted = state.policy.merge(providers)
     result.preferred = best.preferred
     result.hint = None if best.affinity is None else mask_bits(best.affinity)
@@ -632,6 +710,7 @@ def _admit_pod_resources(state: NodeState, analysis, uid: str, containers: list[
         if memory_rejection is not None:
             raise _Rejected(EMPTY_POD_SHARED_POOL_ERROR, memory_rejection.message)
         _allocate_memory(state, uid, "__pod__", memory_total, best)
+    _allocate_devices(state, uid, devices, best.affinity, result)
 
 
 def _allocate_cpu_bubble(state: NodeState, uid: str, containers: list[ManagedContainer], total: int,
@@ -699,7 +778,15 @@ def _check_predicates(state: NodeState, spec: dict) -> None:
     capacity: %d" with reason "OutOf<resource>"; admitted pods add to `used`."""
     need = pod_requests(spec)
     need["pods"] = 1
-    for res in ("pods", "cpu", "memory"):
+    checked = ["pods", "cpu", "memory"]
+    if state.devices is not None:
+        from numaguard.lint.numa.devices import pod_device_requests
+        for resource, count in sorted(pod_device_requests(spec).items()):
+            need[resource] = count
+            state.allocatable.setdefault(resource, state.devices.capacity(resource))
+            state.used.setdefault(resource, 0)
+            checked.append(resource)
+    for res in checked:
         if need[res] and state.used[res] + need[res] > state.allocatable[res]:
             raise _Rejected(f"OutOf{res}", f"Node didn't have enough resource: {res}, requested: "
                                            f"{need[res]}, used: {state.used[res]}, capacity: "

@@ -30,6 +30,7 @@ class Capacity:
     stranded_cpus: dict[int, int] = field(default_factory=dict)
     stranded_memory: dict[int, dict[str, int]] = field(default_factory=dict)
     scheduler_would_place_more: bool = False       # node-wide leftovers hold one more copy
+    stranded_devices: dict[str, dict[int, int]] = field(default_factory=dict)   # resource -> NUMA
 
     @property
     def significant(self) -> bool:
@@ -44,6 +45,9 @@ class Capacity:
                 "stranded": {str(n): {"cpus": self.stranded_cpus.get(n, 0),
                                       **self.stranded_memory.get(n, {})}
                              for n in sorted(set(self.stranded_cpus) | set(self.stranded_memory))},
+                **({"strandedDevices": {r: {str(n): c for n, c in sorted(per.items())}
+                                        for r, per in sorted(self.stranded_devices.items())}}
+                   if self.stranded_devices else {}),
                 "significant": self.significant}
 
 
@@ -60,8 +64,10 @@ def pod_capacity(node: Any, pod: Mapping, *, kubelet_config: dict | None = None,
             rejected = placement
             break
         copies += 1
+    devices = {r: dict(per) for r, per in state.devices.free.items()} \
+        if state.devices is not None else {}
     return Capacity(copies, rejected, state.free_cpus_by_numa(), state.free_memory_by_numa(),
-                    _scheduler_fits_one_more(state, pod))
+                    _scheduler_fits_one_more(state, pod), devices)
 
 
 def _fresh(node: Any, kubelet_config: dict | None) -> NodeState:
@@ -73,8 +79,16 @@ def _fresh(node: Any, kubelet_config: dict | None) -> NodeState:
 def _scheduler_fits_one_more(state: NodeState, pod: Mapping) -> bool:
     """NodeResourcesFit as the scheduler sees the node: allocatable minus requests."""
     from numaguard.lint.numa.admission import pod_requests, pod_spec_of
-    need = pod_requests(pod_spec_of(pod))
+    spec = pod_spec_of(pod)
+    need = pod_requests(spec)
     need["pods"] = 1
+    if state.devices is not None:
+        from numaguard.lint.numa.devices import pod_device_requests
+        for resource, count in pod_device_requests(spec).items():
+            need[resource] = count
+            if state.used.get(resource, 0) + count > state.devices.capacity(resource):
+                return False
+        need = {r: n for r, n in need.items() if r in ("pods", "cpu", "memory")}
     return all(state.used[r] + need[r] <= state.allocatable[r] for r in need)
 
 

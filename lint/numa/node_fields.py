@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
+from numaguard.lint.model import value_kind
 
 HUGEPAGES_PREFIX = "hugepages-"
 
@@ -30,8 +31,7 @@ def fail(source: str, path: str, message: str) -> NoReturn:
 def type_name(value: Any) -> str:
     if value is None:
         return "nothing"
-    return {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean",
-            int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
+    return value_kind(value)
 
 
 def as_mapping(value: Any, source: str, path: str) -> dict:

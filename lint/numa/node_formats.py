@@ -27,6 +27,7 @@ from numaguard.lint.numa.node_fields import (HUGEPAGES_PREFIX, as_bytes, default
                                    as_int, as_list, as_mapping, page_size, as_quantity, type_name,
                                    object_name, whole_bytes)
 from numaguard.lint.numa.topology import CPU, NUMANode
+from numaguard.lint.numa.devices import is_device_resource
 from numaguard.lint.k8s.quantity import format_bytes
 
 NRT_API_GROUP = "topology.node.k8s.io"
@@ -209,7 +210,17 @@ def parse_node_resource_topology(doc: dict, source: str) -> Node:
             cost = as_mapping(cost, source, cwhere)
             other = _nrt_numa_id(cost.get("name"), source, f"{cwhere}.name")
             costs[other] = as_int(cost.get("value"), source, f"{cwhere}.value", minimum=1)
+        zone_devices: dict[str, int] = {}
+        for res_name, (cap, alloc, rwhere) in resources_by_name.items():
+            if is_device_resource(res_name):
+                # a device plugin's devices on this NUMA node (the topology-updater reports
+                # every resource with NUMA affinity); allocatable is what pods can get
+                if alloc != alloc.to_integral_value() or alloc < 0:
+                    fail(source, f"{rwhere}.allocatable", f"expected a whole number of devices, "
+                          f"got {alloc}")
+                zone_devices[res_name] = int(alloc)
         numa[numa_id] = {"cpus": int(cpu_cap), "memory": memory + hugepage_bytes,
+                         "devices": zone_devices,
                          "hugepages": hugepages, "costs": costs, "where": where}
     if not numa:
         fail(source, "zones", f"no zone of type {NRT_ZONE_TYPE_NUMA!r} (NUMA node)")
@@ -252,7 +263,11 @@ def parse_node_resource_topology(doc: dict, source: str) -> Node:
         core_base += cores
     numa_nodes = tuple(NUMANode(id=n, memory=numa[n]["memory"], hugepages=numa[n]["hugepages"])
                        for n in ids)
-    topology = build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, "zones")
+    devices: dict[str, dict[int, int]] = {}
+    for n in ids:
+        for res_name, count in numa[n]["devices"].items():
+            devices.setdefault(res_name, {})[n] = count
+    topology = build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, "zones", devices)
     for attr in as_list(doc.get("attributes") or [], source, "attributes"):
         if isinstance(attr, dict) and attr.get("name") in ("topologyManagerPolicy",
                                                            "topologyManagerScope"):

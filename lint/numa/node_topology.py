@@ -53,7 +53,7 @@ class Node:
 
 
 _GENERATOR_KEYS = {"sockets", "numaNodesPerSocket", "coresPerNumaNode", "threadsPerCore",
-                   "memoryPerNumaNode", "hugepages", "distances", "coresPerUncoreCache"}
+                   "memoryPerNumaNode", "hugepages", "distances", "coresPerUncoreCache", "devices"}
 
 
 def generated_topology(spec: dict, source: str, path: str = "spec.topology") -> Topology:
@@ -110,7 +110,8 @@ def generated_topology(spec: dict, source: str, path: str = "spec.topology") -> 
                                f"{path}.distances")
     else:
         distances = default_distances(socket_of)
-    return build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, path)
+    devices = devices_per_numa(spec.get("devices"), list(range(numa_count)), source, f"{path}.devices")
+    return build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, path, devices)
 
 
 def default_distances(socket_of: dict[int, int]) -> dict[int, dict[int, int]]:
@@ -124,9 +125,9 @@ def default_distances(socket_of: dict[int, int]) -> dict[int, dict[int, int]]:
 # topology: explicit
 
 
-_EXPLICIT_KEYS = {"cpus", "numaNodes", "memoryPerNumaNode", "hugepages", "distances"}
+_EXPLICIT_KEYS = {"cpus", "numaNodes", "memoryPerNumaNode", "hugepages", "distances", "devices"}
 _CPU_KEYS = {"id", "core", "socket", "numa", "uncoreCache"}
-_NUMA_KEYS = {"id", "memory", "hugepages"}
+_NUMA_KEYS = {"id", "memory", "hugepages", "devices"}
 
 
 def explicit_topology(spec: dict, source: str, path: str = "spec.topology") -> Topology:
@@ -202,7 +203,18 @@ def explicit_topology(spec: dict, source: str, path: str = "spec.topology") -> T
         distances = _distances(spec["distances"], ordered_ids, source, f"{path}.distances")
     else:
         distances = default_distances(_socket_of_numa(cpus, ordered_ids))
-    return build_topology(cpus, numa_nodes, distances, source, path)
+    devices = devices_per_numa(spec.get("devices"), ordered_ids, source, f"{path}.devices")
+    for i, item in enumerate(spec.get("numaNodes") or []):
+        if isinstance(item, dict) and item.get("devices") is not None:
+            where = f"{path}.numaNodes[{i}].devices"
+            for resource, count in as_mapping(item["devices"], source, where).items():
+                _check_device_name(resource, source, where)
+                per = devices.setdefault(str(resource), {})
+                if int(item["id"]) in per:
+                    fail(source, f"{where}.{resource}", f"devices of {resource} on NUMA node "
+                         f"{item['id']} are also given in {path}.devices")
+                per[int(item["id"])] = as_int(count, source, f"{where}.{resource}", minimum=0)
+    return build_topology(cpus, numa_nodes, distances, source, path, devices)
 
 
 def _numa_nodes(value: Any, source: str, path: str) -> tuple[NUMANode, ...]:
@@ -244,6 +256,37 @@ def _socket_of_numa(cpus: Iterable[CPU], numa_ids: list[int]) -> dict[int, int]:
             socket_of[n] = spare
             spare -= 1
     return socket_of
+
+
+# ---------------------------------------------------------------------------------------------
+# devices
+
+
+def devices_per_numa(value: Any, numa_ids: list[int], source: str, path: str) -> dict[str, dict[int, int]]:
+    """`{nvidia.com/gpu: {0: 2, 1: 2}}`: device-plugin resource -> NUMA node -> devices."""
+    if value is None:
+        return {}
+    out: dict[str, dict[int, int]] = {}
+    for resource, per_numa in as_mapping(value, source, path).items():
+        _check_device_name(resource, source, path)
+        where = f"{path}.{resource}"
+        counts: dict[int, int] = {}
+        for numa, count in as_mapping(per_numa, source, where).items():
+            numa_id = as_int(numa if not isinstance(numa, str) or not numa.isdigit() else int(numa),
+                             source, f"{where}.{numa}")
+            if numa_id not in numa_ids:
+                fail(source, f"{where}.{numa}", f"NUMA node {numa_id} is not among the NUMA nodes "
+                     f"{numa_ids}")
+            counts[numa_id] = as_int(count, source, f"{where}.{numa}", minimum=0)
+        out[str(resource)] = counts
+    return out
+
+
+def _check_device_name(resource: Any, source: str, path: str) -> None:
+    from numaguard.lint.numa.devices import is_device_resource
+    if not isinstance(resource, str) or not is_device_resource(resource):
+        fail(source, f"{path}.{resource}", f"{resource!r} is not a device-plugin resource name "
+             f"(a domain-qualified extended resource such as nvidia.com/gpu)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,10 +333,12 @@ def _distances(value: Any, numa_ids: list[int], source: str, path: str) -> dict[
     return matrix
 
 
-def build_topology(cpus, numa_nodes, distances, source: str, path: str) -> Topology:
+def build_topology(cpus, numa_nodes, distances, source: str, path: str,
+                   devices: dict[str, dict[int, int]] | None = None) -> Topology:
     _check_numa_count(tuple(numa_nodes), source, path)
     try:
-        return Topology(cpus=tuple(cpus), numa_nodes=tuple(numa_nodes), distances=distances)
+        return Topology(cpus=tuple(cpus), numa_nodes=tuple(numa_nodes), distances=distances,
+                        devices=dict(devices or {}))
     except TopologyError as exc:   # a backstop: the checks above should have caught it
         fail(source, path, str(exc))
 

@@ -72,8 +72,17 @@ def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
     }
     if capacity:
         from numaguard.lint.numa.capacity import pod_capacity
-        report["capacity"] = [{"object": obj, **pod_capacity(state, pod).as_dict()}
-                              for obj, pod in distinct.values()]
+        from numaguard.lint.numa.devices import pod_device_requests
+        report["capacity"] = []
+        for obj, pod in distinct.values():
+            unmodelled = sorted(pod_device_requests(pod_spec_of(pod))) if state.devices is None else []
+            if unmodelled:
+                # no count: copies limited by devices the node description does not place
+                report["capacity"].append({"object": obj, "copies": None, "limitedBy": None,
+                                           "stranded": {}, "significant": False,
+                                           "devicesNotModelled": unmodelled})
+            else:
+                report["capacity"].append({"object": obj, **pod_capacity(state, pod).as_dict()})
     return report
 
 
@@ -81,6 +90,28 @@ def _free(state: NodeState) -> dict:
     cpus = state.free_cpus_by_numa()
     memory = state.free_memory_by_numa()
     return {str(n): {"cpus": cpus.get(n, 0), **memory.get(n, {})} for n in sorted(cpus)}
+
+
+def _device_fix(state: NodeState, spec: dict, reason: str) -> str | None:
+    """When the pod's devices cannot sit on one NUMA node (single-numa-node) or the node has
+    too few free, say so with the per-NUMA counts."""
+    from numaguard.lint.numa.devices import describe_counts, pod_device_requests
+    if state.devices is None or reason not in ("TopologyAffinityError", "UnexpectedAdmissionError"):
+        return None
+    for resource, count in sorted(pod_device_requests(spec).items()):
+        total = state.devices.total.get(resource, {})
+        free = state.devices.free.get(resource, {})
+        if count > sum(free.values()):
+            return (f"the pod asks for {count} {resource} and only {sum(free.values())} are free "
+                    f"({describe_counts(free) or 'none on this node'}); ask for fewer or use "
+                    f"another node")
+        if state.policy_name == "single-numa-node" and count > max(total.values(), default=0):
+            return (f"the pod asks for {count} {resource}, but no NUMA node has more than "
+                    f"{max(total.values(), default=0)} ({describe_counts(total)}), and "
+                    f"single-numa-node needs all of them on one NUMA node; ask for at most "
+                    f"{max(total.values(), default=0)} per pod, or use topologyManagerPolicy "
+                    f"restricted (devices on the fewest NUMA nodes)")
+    return None
 
 
 def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
@@ -114,6 +145,9 @@ def suggest_fix(state: NodeState, pod: Mapping, placement: Placement,
     need = pod_requests(spec)
     need_cpus = analysis.budget.cpus if analysis.pod_level.is_set else -(-need["cpu"] // 1000)
     need_text = f"{need_cpus} CPUs and {format_memory(need['memory'])} memory"
+    devices_fix = _device_fix(state, spec, reason)
+    if devices_fix:
+        return devices_fix
     if reason == "TopologyAffinityError":
         empty = pod_capacity(state, pod, max_copies=1)
         if empty.copies == 0:
@@ -174,6 +208,8 @@ def render_text(report: dict, node: Any) -> str:
             for n, res in entry["memory"].items():
                 parts = ", ".join(f"{r} {format_memory(v)}" for r, v in res.items())
                 lines.append(f"    NUMA {n} memory: {parts}")
+            for resource, per in sorted(entry.get("devices", {}).items()):
+                lines.append(f"    {resource}: " + ", ".join(f"NUMA {n}: {c}" for n, c in per.items()))
         else:
             lines.append(f"[{i}] {kind} {label}: REJECTED {entry['reason']}")
             lines.append(f"    {entry['message']}")
@@ -196,7 +232,16 @@ def render_text(report: dict, node: Any) -> str:
     s = report["summary"]
     lines.append(f"{s['pods']} pods: {s['admitted']} admitted, {s['rejected']} rejected")
     for cap in report.get("capacity", []):
+        if cap.get("devicesNotModelled"):
+            lines.append(f"capacity {_label(cap['object'])}: not counted, devices are not modelled "
+                         f"(the pod asks for {', '.join(cap['devicesNotModelled'])}; the node "
+                         f"description lists no devices per NUMA node)")
+            continue
+        devices = cap.get("strandedDevices", {})
+        for n, v in cap["stranded"].items():
+            v.update({f"{r} ": per.get(n, 0) for r, per in devices.items()})
         stranded = "; ".join(f"NUMA {n}: {v.get('cpus', 0)} CPUs, {format_memory(v.get('memory', 0))}"
+                             + "".join(f", {c} {r.strip()}" for r, c in v.items() if r.endswith(" "))
                              for n, v in cap["stranded"].items())
         why = cap["limitedBy"]["reason"] if cap["limitedBy"] else "limit"
         lines.append(f"capacity {_label(cap['object'])}: {cap['copies']} copies per empty node "

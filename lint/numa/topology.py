@@ -39,6 +39,9 @@ class Topology:
     cpus: tuple[CPU, ...]
     numa_nodes: tuple[NUMANode, ...]
     distances: dict[int, dict[int, int]] | None = None    # from -> to -> distance (10 = local)
+    # device-plugin resources per NUMA node (`nvidia.com/gpu` -> {0: 2, 1: 2}); empty when the
+    # node description lists none, and then devices are not modelled at all.
+    devices: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         validate_topology(self)
@@ -123,6 +126,13 @@ def validate_topology(topo: Topology) -> None:
     for n in topo.numa_nodes:
         if n.memory < 0:
             raise TopologyError(f"topology: NUMA node {n.id} has negative memory")
+    for resource, per_numa in topo.devices.items():
+        for n, count in per_numa.items():
+            if n not in numa_ids:
+                raise TopologyError(f"topology.devices.{resource}: NUMA node {n} is not among the "
+                                    f"NUMA nodes {sorted(numa_ids)}")
+            if count < 0:
+                raise TopologyError(f"topology.devices.{resource}: negative count on NUMA node {n}")
     if topo.distances is not None:
         for a in numa_ids:
             row = topo.distances.get(a)

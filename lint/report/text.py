@@ -37,7 +37,12 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     if result.nodes:
         out.append("")
     s = result.summary
-    out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped (other kinds), "
+    hint = s.render_hint()
+    if hint:
+        out.append(f"note: {hint}")
+    reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
+    out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped"
+               f"{f' ({reasons})' if reasons else ''}, "
                f"{s.unmanaged} opted out: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
                f"{s.counts['info']} info, {s.suppressed} suppressed")

@@ -6,11 +6,14 @@ from numaguard.lint.model import Severity
 
 INVALID_DOCUMENT = Rule(
     id="NG001", name="invalid-document", severity=Severity.ERROR, target="input",
-    title="The file is not valid YAML/JSON, or a document is not a mapping",
-    rationale="A manifest that does not parse is never applied, and every other check is blind to "
-              "it. numaguard reports the file and line and goes on with the other documents and files.",
+    title="The file is not valid YAML/JSON as Kubernetes reads it, or a document is a bare value",
+    rationale="A manifest that kubectl cannot read is never applied, and every other check is blind "
+              "to it. numaguard reads YAML as kubectl does (go-yaml v2, so a key given twice is an "
+              "error), reports the file and line and goes on with the other documents and files. "
+              "Lists, templates and kustomize patches are skipped and counted, not reported.",
     remediation="Fix the syntax at the reported line (indentation, an unclosed quote or bracket, a "
-                "tab used for indentation); each YAML document must be a mapping with apiVersion and kind.")
+                "tab used for indentation, a key given twice); a manifest document is a mapping with "
+                "apiVersion and kind.")
 
 INVALID_OBJECT = Rule(
     id="NG002", name="invalid-object", severity=Severity.ERROR, target="input",

@@ -37,7 +37,8 @@ def _field_path(kc: dict, field: str):
 # requirements (gates, static policies, scope pod, reservations for them) only to the ones
 # meant for the managed pool (README "Which KubeletConfigurations are pool configurations").
 # NG201 is in both tiers: outside the pool it reports only the start-up refusal.
-VALIDITY_RULES = frozenset({"NG201", "NG208", "NG209", "NG210", "NG211", "NG212"})
+VALIDITY_RULES = frozenset({"NG201", "NG208", "NG209", "NG210", "NG211", "NG212",
+                            "NG220", "NG221", "NG222"})   # lint/rules/kubelet_validation.py
 
 # The manager settings whose non-default value shows that a configuration is meant for
 # NUMA-managed workloads (defaults from pkg/kubelet/apis/config/v1beta1/defaults.go). Writing

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Severity, Violation
 from numaguard.lint.objects import PodTarget
 from numaguard.lint.rules.base import LintContext, rule
 
@@ -86,12 +86,16 @@ def _node_words(state) -> str:
 def _stranded_text(capacity, analysis) -> str:
     """Free CPUs and memory per NUMA node; hugepages only of the sizes the pod uses."""
     from numaguard.lint.numa.simulate import format_memory
-    wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests)
+    from numaguard.lint.numa.devices import pod_device_requests
+    wanted = set(analysis.aggregate_requests) | set(analysis.pod_level.requests) | \
+        set(pod_device_requests(analysis.spec))
     parts = []
     for n in sorted(set(capacity.stranded_cpus) | set(capacity.stranded_memory)):
         memory = capacity.stranded_memory.get(n, {})
         extra = "".join(f", {format_memory(v)} {r}" for r, v in sorted(memory.items())
                         if r != "memory" and r in wanted)
+        extra += "".join(f", {per.get(n, 0)} {r}" for r, per in sorted(capacity.stranded_devices.items())
+                         if r in wanted)
         parts.append(f"NUMA {n}: {capacity.stranded_cpus.get(n, 0)} CPUs, "
                      f"{format_memory(memory.get('memory', 0))} memory{extra}")
     return "; ".join(parts)
@@ -159,13 +163,22 @@ def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     if placement.admitted or placement.reason == SMT_ALIGNMENT_ERROR:
         return          # SMT alignment is NG303's finding
     fix = suggest_fix(state, {"spec": pod.spec}, placement, free_cpus, free_memory)
+    unmodelled = _unmodelled_devices(state, pod.spec)
+    note = (f" (the pod also asks for {', '.join(unmodelled)}, which the node description does "
+            f"not place on NUMA nodes: devices are not modelled, and could only narrow the "
+            f"placement further)" if unmodelled else "")
     # Point at memory when no NUMA node could hold the pod's memory, else at its CPUs.
     requests = analysis.pod_level.requests if analysis.pod_level.is_set else analysis.aggregate_requests
     largest_memory = max((m.get("memory", 0) for m in free_memory.values()), default=0)
     culprit = "memory" if requests.get("memory", 0) > largest_memory else "cpu"
-    yield Violation(_resources_path(pod.spec, culprit),
+    path = _resources_path(pod.spec, culprit)
+    from numaguard.lint.numa.devices import pod_device_requests
+    for resource in sorted(pod_device_requests(pod.spec)):
+        if state.devices is not None and fix.startswith(f"the pod asks for") and resource in fix:
+            path = _device_path(pod.spec, resource)      # the devices are what does not fit
+    yield Violation(path,
                     f"on an empty {_node_words(state)} the kubelet rejects this pod with "
-                    f"{placement.reason} (\"{placement.message}\")",
+                    f"{placement.reason} (\"{placement.message}\"){note}",
                     remediation=fix[:1].upper() + fix[1:] + ".")
 
 
@@ -186,7 +199,20 @@ def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violati
     from numaguard.lint.numa.capacity import pod_capacity
 
     state = _empty_state(ctx)
-    if state is None or _pods_limit_comes_first(state, pod.spec):
+    if state is None:
+        return
+    unmodelled = _unmodelled_devices(state, pod.spec)
+    if unmodelled:
+        yield Violation(_device_path(pod.spec, unmodelled[0]),
+                        f"devices are not modelled: the pod asks for {', '.join(unmodelled)} but the "
+                        f"node description lists no devices per NUMA node, so numaguard cannot say "
+                        f"how many copies fit or what they strand on {_node_words(state)}",
+                        severity=Severity.INFO,
+                        remediation="Describe the node's devices per NUMA node (NodeProfile "
+                                    "spec.topology.devices, e.g. {nvidia.com/gpu: {0: 2, 1: 2}}, or "
+                                    "the NodeResourceTopology zones' resources) to get the count.")
+        return
+    if _pods_limit_comes_first(state, pod.spec):
         return
     from numaguard.lint.k8s.pod_budget import pod_exclusive_totals
     available = state.free_cpus_by_numa()
@@ -212,6 +238,25 @@ def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violati
                       "to what the kubelet really admits.")
 
 
+def _unmodelled_devices(state, spec: dict) -> list[str]:
+    """Device-plugin resources the pod asks for while the node description lists no devices."""
+    from numaguard.lint.numa.devices import pod_device_requests
+    if state.devices is not None:
+        return []
+    return sorted(pod_device_requests(spec))
+
+
+def _device_path(spec: dict, resource: str) -> Path:
+    for key in ("initContainers", "containers"):
+        containers = spec.get(key)
+        for i, c in enumerate(containers if isinstance(containers, list) else []):
+            res = c.get("resources") if isinstance(c, dict) else None
+            limits = res.get("limits") if isinstance(res, dict) else None
+            if isinstance(limits, dict) and resource in limits:
+                return (key, i, "resources", "limits", resource)
+    return ()
+
+
 def _pods_limit_comes_first(state, spec: dict) -> bool:
     """A shortcut before filling a node copy by copy (up to maxPods admissions): a pod with
     nothing NUMA-pinned cannot strand anything, and a pod small enough that every NUMA node
@@ -219,6 +264,10 @@ def _pods_limit_comes_first(state, spec: dict) -> bool:
     never significant stranding."""
     from numaguard.lint.k8s.pod_budget import pod_exclusive_totals
     cpus, memory = pod_exclusive_totals(spec)
+    if state.devices is not None:
+        from numaguard.lint.numa.devices import pod_device_requests
+        if pod_device_requests(spec):
+            return False          # devices may run out first: fill the node copy by copy
     pinned_memory = int(memory.get("memory", 0)) if state.memory is not None else 0
     if state.cpu is None:
         cpus = 0

@@ -6,6 +6,7 @@ from types import ModuleType
 
 from numaguard.lint.rules import input as input_rules
 from numaguard.lint.rules import kubelet as kubelet_rules
+from numaguard.lint.rules import kubelet_validation as kubelet_validation_rules
 from numaguard.lint.rules import node as node_rules
 from numaguard.lint.rules import numa as numa_rules
 from numaguard.lint.rules import pods as pod_rules
@@ -13,8 +14,9 @@ from numaguard.lint.rules import pool as pool_rules
 from numaguard.lint.rules import state as state_rules
 from numaguard.lint.rules.base import Rule
 
-RULE_MODULES: tuple[ModuleType, ...] = (input_rules, pod_rules, kubelet_rules, numa_rules, pool_rules,
-                                        node_rules, state_rules)
+RULE_MODULES: tuple[ModuleType, ...] = (input_rules, pod_rules, kubelet_rules,
+                                         kubelet_validation_rules, numa_rules, pool_rules,
+                                         node_rules, state_rules)
 
 
 @lru_cache(maxsize=1)

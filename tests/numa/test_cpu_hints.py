@@ -89,7 +89,6 @@ def _policy_with(default: str, assigned: str | None) -> StaticPolicy:
                          ids=[c[0] for c in RETURN_TEST_CASES])
 def test_get_topology_hints(desc, request_, default, assigned, expected):
     got = _policy_with(default, assigned).get_topology_hints("fakePod", "fakeContainer", request_)
-    assert got is not None
     assert set(got) == expected
     assert len(got) == len(expected)
 
@@ -99,8 +98,8 @@ def test_get_topology_hints(desc, request_, default, assigned, expected):
 def test_get_pod_topology_hints(desc, request_, default, assigned, expected):
     got = _policy_with(default, assigned).get_pod_topology_hints(
         "fakePod", request_, [("fakeContainer", request_)])
-    assert got is not None
     assert set(got) == expected
+    assert len(got) == len(expected)
 
 
 # --- TestGetPodTopologyHintsWithPolicyOptions (topoDualSocketMultiNumaPerSocketHT) ------------

@@ -64,8 +64,8 @@ def test_serve_refuses_unusable_config_and_certificates_in_one_line(tmp_path):
                           str(tmp_path / "c" / "tls.crt"), "--key", str(tmp_path / "c" / "tls.key")],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
-    assert run.stderr.strip() == (f"Error: {tmp_path / 'bad.yaml'}: webhook.mode: 'loud' is not one of "
-                                  "['enforce', 'warn', 'audit']")
+    assert run.stderr.strip() == (f"Error: {tmp_path / 'bad.yaml'}: webhook.mode: \"loud\" is not one of "
+                                  '"enforce", "warn", "audit"')
     run = subprocess.run([*NUMAGUARD, "webhook", "serve", "--cert", str(tmp_path / "c" / "tls.crt"), "--key",
                           str(tmp_path / "c" / "ca.key")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 2

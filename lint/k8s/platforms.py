@@ -1,0 +1,514 @@
+"""Kubelet settings as users write them on the platforms that run NUMA-managed pools.
+
+Three objects carry a (partial) KubeletConfiguration; each is turned into the configuration the
+kubelet really starts with (`PlatformKubelet.config`), so the NG2xx rules judge it like a
+`KubeletConfiguration` file, and each finding is pointed back at the field the user wrote
+(`PlatformKubelet.document_path`):
+
+* EKS `NodeConfig` (`node.eks.aws/v1alpha1`, awslabs/amazon-eks-ami
+  `nodeadm/api/v1alpha1/nodeconfig_types.go`: `spec.kubelet.config` is a
+  `map[string]runtime.RawExtension`, "a KubeletConfiguration that will be merged with the
+  defaults"). nodeadm writes the AMI's configuration (`nodeadm/internal/kubelet/config.go`
+  `defaultKubeletSubConfig` + `withDefaultReservedResources`: evictionHard memory.available
+  100Mi, kubeReservedCgroup /runtime, systemReservedCgroup /system, kubeReserved cpu by the
+  instance's cores, ephemeral-storage 1Gi and memory 11 x maxPods + 255Mi) to
+  `/etc/kubernetes/kubelet/config.json` and the user's map as the drop-in
+  `config.json.d/40-nodeadm.conf`; the kubelet merges a drop-in over its main file as a JSON
+  merge patch (`cmd/kubelet/app/server.go` `mergeKubeletConfigurations`: `jsonpatch.MergePatch`),
+  which `merge_patch` below mirrors.
+* OpenShift `KubeletConfig` (`machineconfiguration.openshift.io/v1`, openshift/api
+  `machineconfiguration/v1/types.go` `KubeletConfigSpec.KubeletConfig *runtime.RawExtension`):
+  the Machine Config Operator merges it over its rendered `kubelet.conf` and refuses some
+  fields outright (`pkg/controller/kubelet-config/helpers.go` `validateUserKubeletConfig`:
+  "KubeletConfiguration: featureGates is not allowed to be set, but contains: ..."; gates come
+  from the cluster's FeatureGate resource). `systemReserved` is sized per node unless
+  `autoSizingReserved: false` is given, so numaguard cannot know it.
+* Node Tuning Operator `PerformanceProfile` (`performance.openshift.io/v2`,
+  openshift/cluster-node-tuning-operator `pkg/apis/performanceprofile/v2/performanceprofile_types.go`):
+  the operator renders a KubeletConfig from it
+  (`pkg/performanceprofile/controller/performanceprofile/components/kubeletconfig/kubeletconfig.go`
+  `New` / `setKubeletConfigForCPUAndMemoryManagers`), starting from the JSON of the annotation
+  `kubeletconfig.experimental`: cpuManagerPolicy static, cpuManagerReconcilePeriod 5s,
+  topologyManagerPolicy best-effort unless `spec.numa.topologyPolicy`, evictionHard defaults
+  (memory.available 100Mi, nodefs.available 10%, imagefs.available 15%, nodefs.inodesFree 5%)
+  where absent, kubeReserved.memory and systemReserved.memory 500Mi where absent,
+  reservedSystemCPUs = `spec.cpu.reserved` (plus `spec.cpu.ovsDpdk`, plus `spec.cpu.shared`
+  with the mixedCpus workload hint); with topologyPolicy restricted or single-numa-node also
+  memoryManagerPolicy Static and, unless the annotation gives reservedMemory, one entry on NUMA
+  node 0 equal to kubeReserved + systemReserved + evictionHard memory.available; with
+  single-numa-node also cpuManagerPolicyOptions full-pcpus-only "true" unless set. With the
+  annotation `performance.openshift.io/dra-resource-management` the managers are all `none`.
+
+Only the fields the kubelet rules read are modelled; everything else the platforms set (TLS,
+DNS, logging) is left out.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Callable
+
+from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
+from numaguard.lint.model import Path, Severity, Violation
+
+KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
+EKS_GROUP = "node.eks.aws/"
+OPENSHIFT_MC_GROUP = "machineconfiguration.openshift.io/"
+PERFORMANCE_GROUP = "performance.openshift.io/"
+
+# (apiVersion prefix, kind) -> reader name; the readers are below.
+PLATFORM_KINDS: dict[tuple[str, str], str] = {
+    (EKS_GROUP, "NodeConfig"): "eks",
+    (OPENSHIFT_MC_GROUP, "KubeletConfig"): "openshift",
+    (PERFORMANCE_GROUP, "PerformanceProfile"): "performance-profile",
+}
+
+# nodeadm internal/kubelet/config.go
+EKS_SOURCE = "the EKS AMI's nodeadm (internal/kubelet/config.go)"
+EKS_CGROUP_FIX = ('nodeadm sets kubeReservedCgroup "/runtime" and systemReservedCgroup "/system" '
+                  'in the AMI\'s base configuration; to use reservedSystemCPUs set both to "" in '
+                  'spec.kubelet.config (as nodeadm\'s own e2e case kubelet-config-set-empty does), '
+                  'or reserve CPUs with kubeReserved.cpu/systemReserved.cpu instead')
+
+# cluster-node-tuning-operator components/kubeletconfig/kubeletconfig.go
+EXPERIMENTAL_ANNOTATION = "kubeletconfig.experimental"
+DRA_ANNOTATION = "performance.openshift.io/dra-resource-management"
+PAO_SOURCE = "the Node Tuning Operator (components/kubeletconfig/kubeletconfig.go)"
+
+OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's FeatureGate "
+                       "resource (featureSet: CustomNoUpgrade, customNoUpgrade.enabled: "
+                       "[PodLevelResourceManagers]); the Machine Config Operator refuses "
+                       "featureGates in a KubeletConfig")
+
+
+class PlatformError(ValueError):
+    """A platform object whose kubelet part has the wrong shape (NG002); `path` is where."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass
+class PlatformKubelet:
+    """The KubeletConfiguration a platform object makes the kubelet start with.
+
+    `config` is the effective configuration (platform defaults, then what the user wrote).
+    `written` is the user's own partial KubeletConfiguration as parsed (it keeps positions),
+    at `written_path` in the document; `origins` maps other top-level fields to the document
+    field the platform derived them from; `fallback` is where findings about nothing in
+    particular point. `platform_set` names the fields the platform set and the user did not,
+    with the value and who set it, so messages can say so. `unknown` holds dotted fields whose
+    platform value depends on the machine (numaguard keeps a placeholder or nothing there).
+    """
+
+    platform: str
+    config: dict
+    written: dict
+    written_path: Path
+    origins: dict[str, Path] = field(default_factory=dict)
+    fallback: Path = ()
+    platform_set: dict[str, str] = field(default_factory=dict)
+    unknown: frozenset[str] = frozenset()
+    adjusters: tuple[Callable[["PlatformKubelet", str, Violation], Violation | None], ...] = ()
+    extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
+    unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
+                                                       # annotation): schema-checked, not walked
+
+    def document_path(self, path: Path) -> Path:
+        """Where a finding on `path` (relative to the effective configuration) points in the
+        platform object: the user's own field when they wrote it (as deep as they wrote it),
+        else the field the platform derived it from, else the kubelet block."""
+        if not path:
+            return self.fallback
+        top = path[0]
+        if isinstance(self.written, dict) and top in self.written:
+            kept: list = []
+            node: Any = self.written
+            for key in path:
+                if isinstance(node, dict) and key in node:
+                    node = node[key]
+                elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+                    node = node[key]
+                else:
+                    break
+                kept.append(key)
+            return self.written_path + tuple(kept)
+        if top in self.origins:
+            return self.origins[top]
+        return self.fallback
+
+    def adjust(self, rule_id: str, v: Violation) -> Violation | None:
+        """A rule's finding on the effective configuration, told in the platform's terms (or
+        None when the platform makes it moot)."""
+        for adjuster in self.adjusters:
+            v = adjuster(self, rule_id, v)
+            if v is None:
+                return None
+        notes = [text for name, text in sorted(self.platform_set.items())
+                 if _mentions(v.message, name)]
+        if notes:
+            v = Violation(v.path, f"{v.message} [{'; '.join(notes)}]", v.container, v.severity,
+                          v.remediation)
+        return v
+
+
+def _mentions(message: str, name: str) -> bool:
+    top = name.split(".")[0]
+    return name in message or f"{top} " in message or f"{top}." in message or f"{top})" in message
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON merge patch (RFC 7386), as jsonpatch.MergePatch applies a drop-in
+
+
+def merge_patch(base: Any, patch: Any) -> Any:
+    """`patch` merged over `base`: mappings merge key by key, null deletes, anything else
+    (lists included) replaces."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = {str(k): copy.deepcopy(v) for k, v in base.items()} if isinstance(base, dict) else {}
+    for key, value in patch.items():
+        key = str(key)
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
+def drop_paths(config: dict, paths) -> dict:
+    """A copy of `config` without the fields at `paths` (the unknown fields the kubelet drops
+    while decoding)."""
+    out = copy.deepcopy(config)
+    for path in sorted((tuple(p) for p in paths), key=len, reverse=True):
+        node: Any = out
+        for key in path[:-1]:
+            node = node.get(key) if isinstance(node, dict) else None
+        if path and isinstance(node, dict):
+            node.pop(path[-1], None)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy as plain dicts and lists (the loader's position-keeping types dropped)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _mapping_at(doc: dict, path: Path) -> Any:
+    node: Any = doc
+    for depth, key in enumerate(path, start=1):
+        if not isinstance(node, dict):
+            raise PlatformError(path[:depth - 1], f"{'.'.join(map(str, path[:depth - 1]))} must be "
+                                                  f"a mapping")
+        node = node.get(key)
+        if node is None:
+            return None
+    return node
+
+
+def _written_config(doc: dict, path: Path) -> dict:
+    value = _mapping_at(doc, path)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise PlatformError(path, f"{'.'.join(path)} must be a mapping (a partial "
+                                  f"KubeletConfiguration), not {_what(value)}")
+    return value
+
+
+def _what(value: Any) -> str:
+    return "a list" if isinstance(value, list) else "a string" if isinstance(value, str) else \
+        "a number" if isinstance(value, (int, float)) else "a mapping" if isinstance(value, dict) \
+        else "empty" if value is None else "a scalar"
+
+
+# ---------------------------------------------------------------------------------------------
+# EKS NodeConfig
+
+
+def eks_node_config(doc: dict) -> PlatformKubelet:
+    path = ("spec", "kubelet", "config")
+    written = _written_config(doc, path)
+    base = {
+        "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
+        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
+                         "nodefs.inodesFree": "5%"},
+        "featureGates": {"RotateKubeletServerCertificate": True},
+        "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
+        # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
+        # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
+        "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
+    }
+    config = merge_patch(base, _plain(written))
+    unknown = set()
+    written_reserved = written.get("kubeReserved") if isinstance(written.get("kubeReserved"), dict) else {}
+    if "memory" not in written_reserved:
+        unknown.add("kubeReserved.memory")
+    if "cpu" not in written_reserved:
+        unknown.add("kubeReserved.cpu")
+    platform_set = {}
+    for name, value in (("kubeReservedCgroup", "/runtime"), ("systemReservedCgroup", "/system")):
+        if name not in written:
+            platform_set[name] = f"{name}: {value} is set by {EKS_SOURCE}"
+    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
+                           if isinstance(doc.get("spec"), dict) else (),
+                           platform_set=platform_set, unknown=frozenset(unknown),
+                           adjusters=(_eks_adjust,))
+
+
+def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
+    if rule_id == "NG209" and "kubeReservedCgroup" in v.message and carrier.platform_set:
+        return Violation(v.path, v.message, v.container, v.severity, EKS_CGROUP_FIX + ".")
+    if rule_id == "NG221" and "kubeReserved.cpu" in carrier.unknown:
+        return None           # the AMI's own kubeReserved.cpu, not something the user wrote
+    if rule_id == "NG208" and "kubeReserved.memory" in carrier.unknown and \
+            "determined by Node Allocatable" in v.message:
+        return Violation(v.path, _eks_memory_message(carrier.config), v.container, Severity.WARNING,
+                         "Set kubeReserved.memory explicitly in spec.kubelet.config, and make "
+                         "reservedMemory add up to kubeReserved.memory + systemReserved.memory + "
+                         "evictionHard memory.available.")
+    return v
+
+
+def _eks_memory_message(config: dict) -> str:
+    from numaguard.lint.k8s.kubelet import memory_reservation
+    reservation = memory_reservation(config)
+    total = reservation.reserved.get("memory", Decimal(0))
+    known = reservation.system_reserved + reservation.eviction.bytes
+    mib = Decimal(2**20)
+    implied = (total - known) / mib - 255
+    pods = implied / 11
+    hint = (f"; Σ reservedMemory memory {format_bytes(total)} only matches an instance type whose "
+            f"maxPods is {int(pods)}" if implied > 0 and pods == pods.to_integral_value() else
+            f"; Σ reservedMemory memory {format_bytes(total)} matches no maxPods at all")
+    return (f"reservedMemory cannot be checked against the node allocatable reservation: "
+            f"kubeReserved.memory is not set in spec.kubelet.config, so {EKS_SOURCE} sets it per "
+            f"instance type to 11 x maxPods + 255Mi (e.g. 893Mi at maxPods 58, 1465Mi at 110), and "
+            f"the kubelet refuses to start unless Σ reservedMemory equals kubeReserved.memory + "
+            f"systemReserved.memory {format_bytes(reservation.system_reserved)} + evictionHard "
+            f"memory.available {reservation.eviction.value}{hint}")
+
+
+# ---------------------------------------------------------------------------------------------
+# OpenShift KubeletConfig
+
+
+def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
+    path = ("spec", "kubeletConfig")
+    written = _written_config(doc, path)
+    # The MCO's rendered kubelet.conf (machine-config-operator templates/*/01-*-kubelet/_base/
+    # files/kubelet.yaml) reserves system CPU and memory (systemReserved cpu, memory,
+    # ephemeral-storage; sized per node by autoSizingReserved): placeholders, marked unknown.
+    base = {"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
+            "systemReserved": {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "1Gi"}}
+    config = merge_patch(base, _plain(written))
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    system = written.get("systemReserved") if isinstance(written.get("systemReserved"), dict) else {}
+    unknown = {f"systemReserved.{r}" for r in ("cpu", "memory") if r not in system}
+    carrier = PlatformKubelet("OpenShift KubeletConfig", config, written, path,
+                              fallback=path if written else ("spec",) if spec else (),
+                              unknown=frozenset(unknown), adjusters=(_openshift_adjust,))
+    gates = written.get("featureGates")
+    if isinstance(gates, dict) and gates:
+        shown = " ".join(f"{k}:{str(v).lower()}" for k, v in sorted(gates.items(), key=str))
+        carrier.extra.append(("NG210", Violation(
+            path + ("featureGates",),
+            f"the Machine Config Operator refuses this KubeletConfig: \"KubeletConfiguration: "
+            f"featureGates is not allowed to be set, but contains: map[{shown}]\"",
+            remediation=OPENSHIFT_GATES_FIX + ".")))
+    return carrier
+
+
+def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
+    if rule_id == "NG202":
+        return Violation(v.path, "PodLevelResourceManagers is not on in this configuration, and on "
+                                 "OpenShift the kubelet's gates come from the cluster's FeatureGate "
+                                 "resource, which numaguard does not see: make sure it enables "
+                                 "PodLevelResourceManagers, or the CPU and Memory Managers skip pods "
+                                 "with pod-level resources", v.container, Severity.WARNING,
+                         OPENSHIFT_GATES_FIX + ".")
+    if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
+        return None           # the MCO refuses featureGates before the kubelet sees them (extra)
+    if rule_id == "NG221" and "systemReserved.cpu" in carrier.unknown:
+        return None           # the platform's own systemReserved.cpu, not something the user wrote
+    if rule_id == "NG208" and "systemReserved.memory" in carrier.unknown and \
+            "determined by Node Allocatable" in v.message:
+        return Violation(v.path, "reservedMemory cannot be checked against the node allocatable "
+                                 "reservation: systemReserved.memory is not set here, so the "
+                                 "Machine Config Operator's kubelet.conf (sized per node by "
+                                 "autoSizingReserved) supplies it, and the kubelet refuses to start "
+                                 "unless Σ reservedMemory equals kubeReserved.memory + "
+                                 "systemReserved.memory + evictionHard memory.available",
+                         v.container, Severity.WARNING,
+                         "Set systemReserved.memory (and autoSizingReserved: false) explicitly, "
+                         "then make reservedMemory add up to kubeReserved.memory + "
+                         "systemReserved.memory + evictionHard memory.available.")
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Node Tuning Operator PerformanceProfile
+
+
+def performance_profile(doc: dict) -> PlatformKubelet:
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
+    snippet_path: Path = ("metadata", "annotations", EXPERIMENTAL_ANNOTATION)
+    snippet: dict = {}
+    if EXPERIMENTAL_ANNOTATION in annotations:
+        try:
+            snippet = json.loads(str(annotations[EXPERIMENTAL_ANNOTATION]))
+        except ValueError as err:
+            raise PlatformError(snippet_path, f"annotation {EXPERIMENTAL_ANNOTATION} is not JSON "
+                                              f"(the operator fails to render the KubeletConfig): "
+                                              f"{err}") from None
+        if not isinstance(snippet, dict):
+            raise PlatformError(snippet_path, f"annotation {EXPERIMENTAL_ANNOTATION} must hold a "
+                                              f"JSON object (a partial KubeletConfiguration), not "
+                                              f"{_what(snippet)}")
+    spec = doc.get("spec")
+    if spec is not None and not isinstance(spec, dict):
+        raise PlatformError(("spec",), "spec must be a mapping")
+    spec = spec or {}
+    config: dict = merge_patch({}, snippet)
+    config.update({"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration"})
+    origins: dict[str, Path] = {name: snippet_path for name in snippet}
+    set_by: dict[str, str] = {}
+
+    def operator(name: str, value: Any, origin: Path, why: str) -> None:
+        config[name] = value
+        origins[name] = origin
+        set_by[name] = f"{name}: {_show(value)} is set by {PAO_SOURCE} {why}"
+
+    fallback: Path = ("spec",) if spec else ()
+    if str(annotations.get(DRA_ANNOTATION, "")).lower() in ("true", "enable", "enabled"):
+        dra = ("metadata", "annotations", DRA_ANNOTATION)
+        for name, value in (("cpuManagerPolicy", "none"), ("topologyManagerPolicy", "none"),
+                            ("memoryManagerPolicy", "None")):
+            operator(name, value, dra, f"because of the annotation {DRA_ANNOTATION}")
+        config["cpuManagerPolicyOptions"] = {}
+        return _pao_carrier(config, origins, fallback, set_by, snippet)
+
+    operator("cpuManagerPolicy", "static", ("spec", "cpu") if "cpu" in spec else fallback,
+             "for every PerformanceProfile")
+    config["cpuManagerReconcilePeriod"] = "5s"
+    operator("topologyManagerPolicy", "best-effort", ("spec", "numa") if "numa" in spec else fallback,
+             "when spec.numa.topologyPolicy is not given")
+    eviction = dict(config.get("evictionHard") or {})
+    for signal, value in (("memory.available", "100Mi"), ("nodefs.available", "10%"),
+                          ("imagefs.available", "15%"), ("nodefs.inodesFree", "5%")):
+        eviction.setdefault(signal, value)
+    config["evictionHard"] = eviction
+    for name in ("kubeReserved", "systemReserved"):
+        reserved = dict(config.get(name) or {})
+        reserved.setdefault("memory", "500Mi")
+        config[name] = reserved
+        origins.setdefault(name, fallback)
+
+    cpu = spec.get("cpu") if isinstance(spec.get("cpu"), dict) else {}
+    if cpu.get("reserved") is not None:
+        reserved_text = str(cpu["reserved"])
+        origin: Path = ("spec", "cpu", "reserved")
+        try:
+            cpus = parse_cpuset(reserved_text)
+            hints = spec.get("workloadHints") if isinstance(spec.get("workloadHints"), dict) else {}
+            extra_sets = [("ovsDpdk", cpu.get("ovsDpdk"))]
+            if hints.get("mixedCpus") is True:
+                extra_sets.append(("shared", cpu.get("shared")))
+            for _, text in extra_sets:
+                if text:
+                    cpus |= parse_cpuset(str(text))
+            reserved_text = format_cpuset(cpus)
+        except CPUSetError:
+            pass              # NG209 reports the unparsable list at spec.cpu.reserved
+        operator("reservedSystemCPUs", reserved_text, origin, "from spec.cpu.reserved")
+    numa = spec.get("numa") if isinstance(spec.get("numa"), dict) else {}
+    policy = numa.get("topologyPolicy")
+    if policy is not None:
+        where: Path = ("spec", "numa", "topologyPolicy")
+        operator("topologyManagerPolicy", str(policy), where, "from spec.numa.topologyPolicy")
+        if policy in ("restricted", "single-numa-node"):
+            operator("memoryManagerPolicy", "Static", where,
+                     f"because spec.numa.topologyPolicy is {policy}")
+            if "reservedMemory" not in snippet:
+                total = Decimal(0)
+                for amount in (config["kubeReserved"].get("memory"),
+                               config["systemReserved"].get("memory"),
+                               config["evictionHard"].get("memory.available")):
+                    try:
+                        total += parse_quantity(amount)
+                    except (ValueError, TypeError):
+                        pass      # the operator fails to render; NG002/NG208 name the value
+                operator("reservedMemory", [{"numaNode": 0, "limits": {"memory": format_bytes(total)}}],
+                         where, "on NUMA node 0 (kubeReserved + systemReserved + hard eviction)")
+            if policy == "single-numa-node":
+                options = dict(config.get("cpuManagerPolicyOptions") or {})
+                if "full-pcpus-only" not in options:
+                    options["full-pcpus-only"] = "true"
+                    set_by["cpuManagerPolicyOptions"] = (f"cpuManagerPolicyOptions full-pcpus-only "
+                                                         f"\"true\" is set by {PAO_SOURCE} for "
+                                                         f"single-numa-node")
+                    origins.setdefault("cpuManagerPolicyOptions", where)
+                config["cpuManagerPolicyOptions"] = options
+    return _pao_carrier(config, origins, fallback, set_by, snippet)
+
+
+def _pao_carrier(config: dict, origins: dict[str, Path], fallback: Path,
+                 set_by: dict[str, str], snippet: dict) -> PlatformKubelet:
+    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+                           unpositioned=snippet,
+                           platform_set={k: v for k, v in set_by.items()
+                                         if k in ("reservedMemory", "memoryManagerPolicy",
+                                                  "cpuManagerPolicyOptions")},
+                           adjusters=(_openshift_adjust, _pao_adjust))
+
+
+def _pao_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
+    snippet_fix = (f"The PerformanceProfile has no field for this: add it to the annotation "
+                   f"{EXPERIMENTAL_ANNOTATION} (JSON, merged under what the operator renders), "
+                   f"e.g. {EXPERIMENTAL_ANNOTATION}: '{{\"topologyManagerScope\": \"pod\"}}'.")
+    if rule_id == "NG205":
+        return Violation(v.path, v.message, v.container, v.severity, snippet_fix)
+    if rule_id in ("NG204", "NG206") and "memoryManagerPolicy" not in carrier.platform_set:
+        return Violation(v.path, v.message, v.container, v.severity,
+                         "Set spec.numa.topologyPolicy: single-numa-node (or restricted): the "
+                         "operator then renders topologyManagerPolicy from it, memoryManagerPolicy "
+                         "Static and a matching reservedMemory.")
+    if rule_id == "NG209" and "splits physical cores" in v.message:
+        return Violation(v.path, v.message.replace("reservedSystemCPUs", "spec.cpu.reserved", 1),
+                         v.container, v.severity,
+                         "Reserve whole cores in spec.cpu.reserved (and give the rest to "
+                         "spec.cpu.isolated).")
+    return v
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+READERS: dict[str, Callable[[dict], PlatformKubelet]] = {
+    "eks": eks_node_config,
+    "openshift": openshift_kubelet_config,
+    "performance-profile": performance_profile,
+}
+
+
+def platform_reader(api_version: str, kind: str) -> Callable[[dict], PlatformKubelet] | None:
+    """The reader for a platform object carrying kubelet settings, None for anything else."""
+    for (group, platform_kind), name in PLATFORM_KINDS.items():
+        if kind == platform_kind and api_version.startswith(group):
+            return READERS[name]
+    return None
+
+
+__all__ = ["PlatformKubelet", "PlatformError", "platform_reader", "merge_patch",
+           "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
