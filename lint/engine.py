@@ -57,6 +57,11 @@ class LintResult:
     findings: list[Finding]
     summary: Summary
     fixed: list[BaselineEntry] = field(default_factory=list)   # baseline entries no longer found
+    # Filled in by `numaguard audit` and `simulate --format html` for the pool reports: each
+    # node's occupancy (numaguard.lint.numa.occupancy.NodeOccupancy) and, per file
+    # (`pod/ns/name`), the workload that owns the pod.
+    nodes: list[Any] = field(default_factory=list)
+    workloads: dict[str, str] = field(default_factory=dict)
 
     @property
     def active(self) -> list[Finding]:
@@ -188,6 +193,7 @@ class _Run:
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
+        self.status_rules = [r for r in rules if r.target == "status"]
         self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
@@ -270,6 +276,8 @@ class _Run:
                            doc.ignores | _annotation_ignores(annotations),
                            annotations.get(IGNORE_REASON_ANNOTATION))
         else:
+            if found.ref.kind == "Pod" and isinstance(data.get("status"), dict):
+                self._lint_status(doc, prefix, data, found.ref)
             self._lint_pod(doc, prefix, found.pod)
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
@@ -297,6 +305,13 @@ class _Run:
                 continue
             for v in rule.check(pod, ctx):
                 self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
+
+    def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
+        """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
+        ignores = doc.ignores | _annotation_ignores(_annotations(data))
+        for rule in self.status_rules:
+            for v in rule.check(data, self.ctx):
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
 
     def _lint_kubelet(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
@@ -576,6 +591,12 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     # Spelled like the comment form: rule ids upper-cased, `all` lower-cased (`_emit` tests both).
     parts = (part.strip() for part in value.replace(";", ",").split(","))
     return frozenset("all" if part.lower() == "all" else part.upper() for part in parts if part)
+
+
+def _annotations(data: dict) -> dict[str, str]:
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
 
 
 def _at(data: Any, path: Path) -> Any:

@@ -6,19 +6,11 @@ imported inside the commands that use them, so `numaguard lint one-pod.yaml` sta
 """
 from __future__ import annotations
 
-import sys
 
 import click
 
-FAIL_ON = ("error", "warning", "info", "never")
-
-
-class UsageProblem(click.ClickException):
-    exit_code = 2
-
-
-def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(part.strip().upper() for v in values for part in v.split(",") if part.strip())
+from numaguard.lint.cli.common import (FAIL_ON, UsageProblem, exit_for, load_config,  # noqa: F401
+                                       selection_for, write_reports)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -38,7 +30,7 @@ def main() -> None:
               "--parse output, a NodeResourceTopology, or builtin:NAME.")
 @click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
 @click.option("--format", "formats", multiple=True, default=(),
-              type=click.Choice(["text", "json", "sarif", "junit", "github"]),
+              type=click.Choice(["text", "json", "sarif", "junit", "github", "policyreport", "html"]),
               help="Report format; repeat with --output for several reports in one run.")
 @click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
               help="Write the report to FILE instead of standard output (pairs with --format).")
@@ -61,40 +53,20 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
     paths = tuple(paths) + tuple(pool_dirs)
     if not paths:
         raise UsageProblem("give at least one PATH (or --pool DIR)")
-    from numaguard.lint.config import ConfigError, find_config_file, load_config_file, parse_version
     from numaguard.lint.cli.lint_files import (InputProblem, LintSettings, WorkerFailed, default_jobs,
                                                lint_paths)
-    from numaguard.lint.engine import Selection
-    from numaguard.lint.report import writer_for
-    from numaguard.lint.rules.registry import rules_by_id
 
-    try:
-        found = config_path or find_config_file()
-        config = load_config_file(found) if found else None
-        if config is None:
-            from numaguard.lint.config import Config
-            config = Config()
-        if kubernetes_version:
-            from dataclasses import replace
-            config = replace(config, kubernetes_version=parse_version(kubernetes_version))
-    except ConfigError as e:
-        raise UsageProblem(str(e)) from None
+    config = load_config(config_path, kubernetes_version)
     if pool_dirs:
         config = _with_pool_dirs(config, pool_dirs)
-    known = rules_by_id()
-    select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
-    for rid in (*select_ids, *ignore_ids, *config.severities):
-        if not any(r.startswith(rid) for r in known):
-            raise UsageProblem(f"unknown rule id or prefix: {rid}")
+    selection = selection_for(config, select, ignore)
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
     node, node_kubelet_docs = _load_node(node_path, config)
 
     baseline = _read_baseline(baseline_path) if baseline_path else None
 
-    settings = LintSettings(config=config, node=node,
-                            selection=Selection(select=select_ids, ignore=ignore_ids,
-                                                severities=config.severities))
+    settings = LintSettings(config=config, node=node, selection=selection)
     try:
         result, sources = lint_paths(list(paths), settings, jobs or default_jobs(),
                                      extra_documents=node_kubelet_docs)
@@ -108,21 +80,9 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
         from numaguard.lint.baseline import apply_baseline
         apply_baseline(result, baseline, linted_files=sources)
 
-    formats = formats or ("text",)
-    for i, fmt in enumerate(formats):
-        target = outputs[i] if i < len(outputs) else None
-        color = target is None and fmt == "text" and sys.stdout.isatty()
-        text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
-        if target:
-            with open(target, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            click.echo(text, nl=False)
-    threshold = fail_on or config.fail_on
-    if threshold != "never" and not write_baseline_path:
-        order = FAIL_ON.index(threshold)
-        if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
-            sys.exit(1)
+    write_reports(result, formats, outputs, show_suppressed)
+    if not write_baseline_path:
+        exit_for(result, fail_on or config.fail_on)
 
 
 def _with_pool_dirs(config, pool_dirs):
@@ -261,10 +221,12 @@ def rules(fmt: str) -> None:
 
 
 def _attach_numa_commands() -> None:
+    from numaguard.lint.cli.audit import audit
     from numaguard.lint.cli.numa import node, simulate
 
     main.add_command(simulate)
     main.add_command(node)
+    main.add_command(audit)
 
 
 def _attach_webhook_commands() -> None:

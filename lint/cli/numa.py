@@ -77,8 +77,9 @@ def _load_kubelet_config(path: str | None) -> dict | None:
                    "NodeResourceTopology, or builtin:NAME.")
 @click.option("--kubelet-config", "kubelet_config_path", type=click.Path(dir_okay=False),
               help="KubeletConfiguration to use instead of the node description's own.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "html"]), default="text",
+              show_default=True, help="html: one self-contained page with the node's NUMA map after "
+                                      "every pod (the same drawing as `audit --format html`).")
 @click.argument("pod_files", nargs=-1, required=True)
 def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
     """Admit the pods in POD_FILE... one after another on one node, as its kubelet would."""
@@ -100,9 +101,29 @@ def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
         raise UsageProblem(f"{node.source}: the kubelet would not start: {exc}") from None
     if output_format == "json":
         click.echo(json.dumps(report, indent=2))
+    elif output_format == "html":
+        click.echo(_html_page(node, pods, kubelet_config), nl=False)
     else:
         click.echo(render_text(report, node), nl=False)
     raise SystemExit(1 if report["summary"]["rejected"] else 0)
+
+
+def _html_page(node, pods, kubelet_config) -> str:
+    """The pods played out again on a fresh node state, drawn as the audit draws a live node."""
+    from numaguard.lint.engine import LintResult
+    from numaguard.lint.model import Summary
+    from numaguard.lint.numa.admission import NodeState
+    from numaguard.lint.numa.occupancy import occupy
+    from numaguard.lint.report.html import render
+
+    state = NodeState.from_node(node, kubelet_config)
+    occupancy = occupy(state, [(_label(ref), pod) for ref, pod in pods], notes=list(node.notes))
+    result = LintResult(findings=[], summary=Summary(objects=len(pods)), nodes=[occupancy])
+    return render(result, title=f"numaguard simulate: {node.name}")
+
+
+def _label(ref) -> str:
+    return f"{ref.namespace}/{ref.name}" if ref.namespace else str(ref.name or ref.kind)
 
 
 @click.group()

@@ -355,11 +355,14 @@ def pod_spec_of(pod: Mapping) -> dict:
     return dict(pod) if isinstance(pod, Mapping) else {}
 
 
-def admit(state: NodeState, pod: Mapping, name: str | None = None) -> Placement:
+def admit(state: NodeState, pod: Mapping, name: str | None = None, *,
+          analysis: Any = None) -> Placement:
     """Admit one pod (a Pod object or a bare pod spec) the way the node's kubelet would.
 
     Returns the Placement; the state changes only when `placement.admitted` is True.
     `name` identifies the pod in the state (default: metadata.name); reusing a name is fine.
+    `analysis` is the pod's `PodAnalysis` when the caller already has it (the replicas of one
+    controller share it: `numaguard audit` admits thousands of identical specs).
     """
     spec = pod_spec_of(pod)
     if name is None:
@@ -374,7 +377,7 @@ def admit(state: NodeState, pod: Mapping, name: str | None = None) -> Placement:
     snap = _snapshot(state, uid)
     result = Placement(admitted=True)
     try:
-        _admit(state, spec, uid, result)
+        _admit(state, spec, uid, result, analysis)
         _check_predicates(state, spec)
     except _Rejected as rej:
         _restore(state, uid, snap)
@@ -404,10 +407,10 @@ def _finish(state: NodeState, result: Placement, snap) -> None:
     result.numa_nodes = sorted(nodes)
 
 
-def _admit(state: NodeState, spec: dict, uid: str, result: Placement) -> None:
+def _admit(state: NodeState, spec: dict, uid: str, result: Placement, analysis: Any = None) -> None:
     from numaguard.lint.k8s.pod_budget import PodAnalysis
 
-    analysis = PodAnalysis(spec)
+    analysis = analysis if analysis is not None else PodAnalysis(spec)
     pod_level = analysis.pod_level.is_set
     devices = _device_plan(state, analysis, result)
     if pod_level and not state.gates[GATE_POD_LEVEL_RESOURCES]:

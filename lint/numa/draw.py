@@ -12,6 +12,16 @@ LEGEND = (f"{RESERVED} reserved   {TAKEN} taken by earlier pods   {PLACED} exclu
           f"{SHARED} this pod's shared pool   {FREE} free")
 
 
+def node_layout(topo: Topology) -> dict[int, dict[int, dict[int, list[int]]]]:
+    """The node as drawings see it: socket -> NUMA node -> core -> its CPU ids (threads in
+    id order), everything sorted. Shared by the text drawing and the HTML report's SVG."""
+    layout: dict[int, dict[int, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(dict))
+    for cpu in sorted(topo.cpus, key=lambda c: c.id):
+        layout[cpu.socket][cpu.numa].setdefault(cpu.core, []).append(cpu.id)
+    return {s: {n: dict(sorted(cores.items())) for n, cores in sorted(numas.items())}
+            for s, numas in sorted(layout.items())}
+
+
 def draw_node(topo: Topology, *, reserved: Iterable[int] = (), taken: Iterable[int] = (),
               placed: Iterable[int] = (), shared: Iterable[int] = (),
               free_memory: dict[int, int] | None = None, cores_per_row: int = 16) -> str:
@@ -28,9 +38,7 @@ def draw_node(topo: Topology, *, reserved: Iterable[int] = (), taken: Iterable[i
             return RESERVED
         return FREE
 
-    layout: dict[int, dict[int, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(dict))
-    for cpu in sorted(topo.cpus, key=lambda c: c.id):
-        layout[cpu.socket][cpu.numa].setdefault(cpu.core, []).append(cpu.id)
+    layout = node_layout(topo)
     threads = max(len(ids) for numa in layout.values() for cores in numa.values()
                   for ids in cores.values())
     lines: list[str] = []

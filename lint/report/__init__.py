@@ -17,11 +17,15 @@ def writer_for(fmt: str) -> Callable[..., str]:
         from numaguard.lint.report.junit import render
     elif fmt == "github":
         from numaguard.lint.report.github import render
+    elif fmt == "policyreport":
+        from numaguard.lint.report.policyreport import render
+    elif fmt == "html":
+        from numaguard.lint.report.html import render
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return render
 
 
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "policyreport", "html")
 
 __all__ = ["FORMATS", "writer_for", "LintResult"]

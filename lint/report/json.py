@@ -17,6 +17,18 @@ def render(result: LintResult, *, show_suppressed: bool = True, color: bool = Fa
         # With --baseline, each finding carries "baselineState" (new or unchanged) and the
         # entries no longer found are listed, in the baseline file's own words.
         report["fixed"] = [entry.as_dict() for entry in result.fixed]
+    if result.nodes:          # numaguard audit: each node's simulated occupancy
+        report["nodes"] = [node_dict(o) for o in result.nodes]
     if len(findings) <= INDENT_UP_TO_FINDINGS:
         return json.dumps(report, indent=2) + "\n"
     return json.dumps(report, separators=(",", ":")) + "\n"
+
+
+def node_dict(occ) -> dict:
+    return {"name": occ.name, "policy": occ.policy, "reservedCpus": sorted(occ.reserved),
+            "freeCpus": {str(n): c for n, c in occ.free_cpus_by_numa().items()},
+            "freeMemory": {str(n): b for n, b in occ.free_memory.items()},
+            "pods": [{"pod": p.label, "admitted": p.admitted, "reason": p.reason,
+                      "numaNodes": list(p.numa_nodes), "exclusiveCpus": list(p.exclusive),
+                      "podSharedCpus": list(p.shared)} for p in occ.pods],
+            "notes": list(occ.notes)}

@@ -38,6 +38,13 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
             field = f"  field: {entry.path}" if entry.path else ""
             out.append(f"  {entry.file or '<input>'}  {entry.rule}  {what}{field}".rstrip())
         out.append("")
+    for occ in result.nodes:          # numaguard audit: one line per node of the pool
+        free = ", ".join(f"NUMA {n} {c}" for n, c in occ.free_cpus_by_numa().items())
+        rejected = len(occ.rejected)
+        out.append(f"node/{occ.name}: {len(occ.pods)} pod(s), free CPUs {free}"
+                   + (f", {rejected} pod(s) the simulator would not admit" if rejected else ""))
+    if result.nodes:
+        out.append("")
     s = result.summary
     hint = s.render_hint()
     if hint:

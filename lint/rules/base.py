@@ -13,10 +13,12 @@ from typing import Any, Callable, Iterable, Literal
 from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
-# document; "input": emitted by the loader and schema checks, not by a check function;
-# "pool" and "checkpoint": emitted by the engine's pool pass (`numaguard.lint.rules.pool`,
-# `numaguard.lint.rules.node`) over everything a run read, not by a check function.
-Target = Literal["pod", "kubelet", "input", "pool", "checkpoint"]
+# document; "status": a whole Pod object with its status (what the kubelet did with it, for
+# `numaguard audit`), managed or not; "input": emitted by the loader and schema checks, not by
+# a check function; "pool" and "checkpoint": emitted by the engine's pool pass
+# (`numaguard.lint.rules.pool`, `numaguard.lint.rules.node`) over everything a run read, not by
+# a check function.
+Target = Literal["pod", "kubelet", "status", "input", "pool", "checkpoint"]
 
 
 @dataclass(frozen=True)

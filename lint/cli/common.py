@@ -1,0 +1,71 @@
+"""What the commands share: exit code 2 for unusable input, the config file, rule selection,
+writing reports and the exit code for findings."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+class UsageProblem(click.ClickException):
+    exit_code = 2
+
+
+def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.strip().upper() for v in values for part in v.split(",") if part.strip())
+
+
+def write_reports(result, formats, outputs, show_suppressed: bool) -> None:
+    """Each --format to its --output (or standard output), in order."""
+    from numaguard.lint.report import writer_for
+
+    formats = formats or ("text",)
+    for i, fmt in enumerate(formats):
+        target = outputs[i] if i < len(outputs) else None
+        color = target is None and fmt == "text" and sys.stdout.isatty()
+        text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
+        if target:
+            try:
+                with open(target, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as e:
+                raise UsageProblem(f"{target}: cannot write the report: {e.strerror or e}") from None
+        else:
+            click.echo(text, nl=False)
+
+
+def exit_for(result, threshold: str) -> None:
+    """Exit 1 when an active finding is at or above the --fail-on threshold."""
+    if threshold != "never":
+        order = FAIL_ON.index(threshold)
+        if any(FAIL_ON.index(f.severity.value) <= order for f in result.active):
+            sys.exit(1)
+
+
+def load_config(config_path: str | None, kubernetes_version: str | None = None):
+    """The config file (--config, else .numaguard.yaml found upwards), or the defaults."""
+    from numaguard.lint.config import Config, ConfigError, find_config_file, load_config_file, parse_version
+
+    try:
+        found = config_path or find_config_file()
+        config = (load_config_file(found) if found else None) or Config()
+        if kubernetes_version:
+            from dataclasses import replace
+            config = replace(config, kubernetes_version=parse_version(kubernetes_version))
+    except ConfigError as e:
+        raise UsageProblem(str(e)) from None
+    return config
+
+
+def selection_for(config, select, ignore):
+    from numaguard.lint.engine import Selection
+    from numaguard.lint.rules.registry import rules_by_id
+
+    known = rules_by_id()
+    select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
+    for rid in (*select_ids, *ignore_ids, *config.severities):
+        if not any(r.startswith(rid) for r in known):
+            raise UsageProblem(f"unknown rule id or prefix: {rid}")
+    return Selection(select=select_ids, ignore=ignore_ids, severities=config.severities)

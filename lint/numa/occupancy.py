@@ -1,0 +1,108 @@
+"""What a node holds right now: the pods bound to it admitted one after another, as its
+kubelet admitted them (oldest first), and the CPUs that leaves reserved, exclusive to a pod,
+in a pod's shared pool (KEP-5526) or free (the node's shared pool).
+
+`numaguard audit` builds one per node of the pool from the live pods; `numaguard simulate
+--format html` from the pods it plays out. The HTML report draws them (numaguard.lint.report.html).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+from numaguard.lint.numa.admission import NodeState, admit
+from numaguard.lint.numa.topology import Topology
+
+
+@dataclass(frozen=True)
+class PodOutcome:
+    label: str                     # namespace/name
+    admitted: bool
+    reason: str | None
+    numa_nodes: tuple[int, ...]
+    exclusive: tuple[int, ...]     # CPUs its containers hold exclusively
+    shared: tuple[int, ...]        # its KEP-5526 pod shared pool
+
+
+@dataclass
+class NodeOccupancy:
+    name: str
+    topology: Topology
+    reserved: frozenset[int]
+    policy: str                                  # e.g. "static / Static / single-numa-node / pod"
+    pods: list[PodOutcome] = field(default_factory=list)
+    free_memory: dict[int, int] = field(default_factory=dict)      # NUMA id -> bytes pinnable
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exclusive(self) -> dict[int, str]:
+        """CPU id -> the pod holding it exclusively."""
+        return {cpu: p.label for p in self.pods if p.admitted for cpu in p.exclusive}
+
+    @property
+    def pod_shared(self) -> dict[int, str]:
+        """CPU id -> the pod whose shared pool it is in."""
+        return {cpu: p.label for p in self.pods if p.admitted for cpu in p.shared}
+
+    @property
+    def rejected(self) -> list[PodOutcome]:
+        return [p for p in self.pods if not p.admitted]
+
+    def free_cpus_by_numa(self) -> dict[int, int]:
+        taken = self.reserved | set(self.exclusive) | set(self.pod_shared)
+        out = {n: 0 for n in self.topology.numa_ids}
+        for cpu in self.topology.cpus:
+            if cpu.id not in taken:
+                out[cpu.numa] += 1
+        return out
+
+
+def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
+           notes: Iterable[str] = (), analyses: dict | None = None) -> NodeOccupancy:
+    """Admit `pods` ((label, Pod or pod spec) pairs, in admission order) on `state`.
+
+    `analyses`, a dict the caller keeps across nodes, shares one PodAnalysis between pods
+    whose specs are equal but for spec.nodeName (the replicas of a controller)."""
+    outcomes = []
+    for label, pod in pods:
+        placement = admit(state, pod, label, analysis=_analysis(pod, analyses))
+        exclusive: set[int] = set()
+        for ids in placement.cpus["exclusive"].values():
+            exclusive |= set(ids)
+        shared = (set(placement.cpus["podShared"]) | set(placement.bubble)) - exclusive
+        outcomes.append(PodOutcome(label=label, admitted=placement.admitted, reason=placement.reason,
+                                   numa_nodes=tuple(placement.numa_nodes),
+                                   exclusive=tuple(sorted(exclusive)), shared=tuple(sorted(shared))))
+    cpu_policy = "static" if state.cpu is not None else "none"
+    memory_policy = "Static" if state.memory is not None else "None"
+    policy = f"cpu {cpu_policy}, memory {memory_policy}, topology {state.policy_name} scope {state.pinned_scope}"
+    free_memory = {n: v.get("memory", 0) for n, v in state.free_memory_by_numa().items()}
+    return NodeOccupancy(name=state.name, topology=state.topology, reserved=state.reserved_cpus,
+                         policy=policy, pods=outcomes, free_memory=free_memory, notes=list(notes))
+
+
+def _analysis(pod: Mapping, analyses: dict | None):
+    if analyses is None:
+        return None
+    import json
+
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
+    from numaguard.lint.numa.admission import pod_spec_of
+
+    spec = pod_spec_of(pod)
+    key = json.dumps({k: v for k, v in spec.items() if k != "nodeName"}, sort_keys=True, default=str)
+    found = analyses.get(key)
+    if found is None:
+        found = analyses[key] = PodAnalysis(spec)
+    return found
+
+
+def capacity_topology(cpus: int, memory: int):
+    """A machine known only from its Node's capacity: one socket, one NUMA node, one thread per
+    core (the Node object says nothing more; a NodeResourceTopology would)."""
+    from numaguard.lint.numa.node_topology import generated_topology
+    return generated_topology({"sockets": 1, "coresPerNumaNode": max(cpus, 1), "threadsPerCore": 1,
+                               "memoryPerNumaNode": max(memory, 1)}, "capacity")
+
+
+__all__ = ["NodeOccupancy", "PodOutcome", "occupy", "capacity_topology"]

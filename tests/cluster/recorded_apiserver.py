@@ -1,0 +1,289 @@
+"""A local HTTPS server that answers like a Kubernetes 1.37 API server, for `numaguard audit`.
+
+No API server can run in the tests, so this one answers the few requests audit makes with
+responses shaped exactly as kube-apiserver shapes them (checked against
+staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go and recorded answers):
+
+* `GET /api/v1/nodes`, `/api/v1/pods`, `/api/v1/namespaces/NS/pods`: `NodeList`/`PodList`
+  with `metadata.resourceVersion`, and with `?limit=` a `metadata.continue` token (base64 JSON
+  `{"v":"meta.k8s.io/v1","rv":N,"start":"<last key>\\u0000"}`, as the etcd3 store encodes it)
+  and `remainingItemCount`; items carry no kind/apiVersion, as in real lists. `labelSelector`
+  is honoured for `key=value[,key=value]`.
+* `GET /api/v1/nodes/NAME/proxy/configz`: the kubelet's `{"kubeletconfig": {...}}`, or the
+  proxy's 503 `Status` ("error trying to reach service: dial tcp ...: connect: connection
+  refused", apimachinery pkg/util/proxy/transport.go).
+* `GET /apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies`: the list, or, when the
+  CRD is not installed, the 404 `Status` "the server could not find the requested resource".
+* Authentication: `Authorization: Bearer <token>`; an unknown token gets the 401 `Status`
+  "Unauthorized"; a token without a permission gets the 403 `Status` in the RBAC
+  authorizer's words (plugin/pkg/auth/authorizer/rbac: `User "..." cannot list resource
+  "pods" in API group "" at the cluster scope`).
+
+TLS uses a CA and a server certificate made here with `cryptography`; `write_kubeconfig`
+writes a kubeconfig the `kubernetes` client loads, so the whole client path is real.
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qs, urlsplit
+
+NRT_PREFIX = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
+RESOURCE_VERSION = "48213577"
+
+
+def status(code: int, reason: str, message: str, details: dict | None = None) -> dict:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+def forbidden(user: str, verb: str, resource: str, group: str = "", subresource: str = "",
+              name: str = "") -> dict:
+    what = f"{resource}/{subresource}" if subresource else resource
+    target = f'{what} "{name}" ' if name else f"{what} "
+    message = (f'{target}is forbidden: User "{user}" cannot {verb} resource "{what}" in API group '
+               f'"{group}" at the cluster scope')
+    details = {"kind": resource, **({"name": name} if name else {})}
+    return status(403, "Forbidden", message, details)
+
+
+NOT_FOUND = status(404, "NotFound", "the server could not find the requested resource",
+                   {})
+UNAUTHORIZED = status(401, "Unauthorized", "Unauthorized")
+
+
+def proxy_unreachable(ip: str) -> dict:
+    return status(503, "ServiceUnavailable",
+                  f"error trying to reach service: dial tcp {ip}:10250: connect: connection refused")
+
+
+@dataclass
+class Scenario:
+    """What the cluster holds and who may read it. `pods` and `nodes` may be lists or
+    callables returning an iterable (the benchmark generates 50,000 pods on demand)."""
+    nodes: Any = field(default_factory=list)
+    pods: Any = field(default_factory=list)
+    configz: dict[str, Any] = field(default_factory=dict)      # node -> kubeletconfig | (code, Status)
+    nrts: list | None = None                                    # None: CRD not installed
+    tokens: dict[str, str] = field(default_factory=lambda: {"audit-token": "system:serviceaccount:numaguard:audit"})
+    denied: dict[str, set[str]] = field(default_factory=dict)   # token -> {"pods", "nodes", "nodes/proxy", ...}
+    # When set: the (verb, resource) pairs a ClusterRole grants; anything else is a 403.
+    allowed: set[tuple[str, str]] | None = None
+    requests: list[str] = field(default_factory=list)
+
+
+def _items(source) -> list:
+    return list(source() if callable(source) else source)
+
+
+def _matches(obj: dict, selector: str | None) -> bool:
+    if not selector:
+        return True
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    for part in selector.split(","):
+        key, _, value = part.partition("=")
+        if labels.get(key.strip()) != value.strip():
+            return False
+    return True
+
+
+def _continue_token(start_key: str) -> str:
+    raw = json.dumps({"v": "meta.k8s.io/v1", "rv": int(RESOURCE_VERSION), "start": start_key + "\u0000"},
+                     separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_token(token: str) -> str:
+    padded = token + "=" * (-len(token) % 4)
+    return json.loads(base64.urlsafe_b64decode(padded))["start"].rstrip("\u0000")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    scenario: Scenario
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:       # quiet
+        pass
+
+    def _send(self, code: int, body: Any) -> None:
+        data = json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Audit-Id", "5f7a4c1e-8a3b-4e2d-9c61-0b1d2e3f4a5b")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:   # noqa: N802 (http.server's naming)
+        sc = self.scenario
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        sc.requests.append(self.path)
+        auth = self.headers.get("Authorization", "")
+        token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        if token not in sc.tokens:
+            return self._send(401, UNAUTHORIZED)
+        user, denied = sc.tokens[token], set(sc.denied.get(token, set()))
+        if sc.allowed is not None:
+            wanted = {("list", "nodes"), ("list", "pods"), ("get", "nodes/proxy"),
+                      ("list", "noderesourcetopologies")}
+            denied |= {resource for verb, resource in wanted if (verb, resource) not in sc.allowed}
+        path = url.path
+        if path == "/api/v1/nodes":
+            if "nodes" in denied:
+                return self._send(403, forbidden(user, "list", "nodes"))
+            if hasattr(sc.nodes, "page"):
+                return self._list("NodeList", "v1", sc.nodes, query)
+            return self._list("NodeList", "v1", [n for n in _items(sc.nodes) if _matches(n, query.get("labelSelector"))], query)
+        if path == "/api/v1/pods" or (path.startswith("/api/v1/namespaces/") and path.endswith("/pods")):
+            if "pods" in denied:
+                return self._send(403, forbidden(user, "list", "pods"))
+            namespace = path.split("/")[4] if path.startswith("/api/v1/namespaces/") else None
+            if hasattr(sc.pods, "page"):
+                return self._list("PodList", "v1", sc.pods, query)
+            pods = [p for p in _items(sc.pods) if namespace is None or p["metadata"].get("namespace") == namespace]
+            return self._list("PodList", "v1", pods, query)
+        if path.startswith("/api/v1/nodes/") and path.endswith("/proxy/configz"):
+            name = path.split("/")[4]
+            if "nodes/proxy" in denied:
+                return self._send(403, forbidden(user, "get", "nodes", subresource="proxy", name=name))
+            answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
+            if answer is None:
+                return self._send(404, status(404, "NotFound", f'nodes "{name}" not found',
+                                              {"name": name, "kind": "nodes"}))
+            if isinstance(answer, tuple):
+                return self._send(answer[0], answer[1])
+            return self._send(200, {"kubeletconfig": answer})
+        if path == NRT_PREFIX:
+            if sc.nrts is None:
+                return self._send(404, NOT_FOUND)
+            if "noderesourcetopologies" in denied:
+                return self._send(403, forbidden(user, "list", "noderesourcetopologies", group="topology.node.k8s.io"))
+            return self._list("NodeResourceTopologyList", "topology.node.k8s.io/v1alpha2", sc.nrts, query)
+        return self._send(404, NOT_FOUND)
+
+    def _list(self, kind: str, api_version: str, items: Any, query: dict) -> None:
+        if hasattr(items, "page"):        # a generated list (the benchmark): no sorting in memory
+            start = _decode_token(query["continue"]) if "continue" in query else None
+            page, last, remaining = items.page(start, int(query.get("limit", "0") or 0))
+            meta: dict[str, Any] = {"resourceVersion": RESOURCE_VERSION}
+            if remaining:
+                meta["continue"] = _continue_token(last)
+                meta["remainingItemCount"] = remaining
+            return self._send(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": page})
+
+        def key(obj: dict) -> str:
+            meta = obj.get("metadata") or {}
+            return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        items = sorted(items, key=key)
+        if "continue" in query:
+            try:
+                start = _decode_token(query["continue"])
+            except (ValueError, KeyError):
+                return self._send(400, status(400, "BadRequest", "continue key is not valid: illegal base64 data"))
+            items = [i for i in items if key(i) > start]
+        meta: dict[str, Any] = {"resourceVersion": RESOURCE_VERSION}
+        limit = int(query.get("limit", "0") or 0)
+        if limit and len(items) > limit:
+            meta["continue"] = _continue_token(key(items[limit - 1]))
+            meta["remainingItemCount"] = len(items) - limit
+            items = items[:limit]
+        self._send(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": items})
+
+
+def make_tls(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1/localhost, signed by it (PEM files)."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name)
+          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+          .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_path, cert_path, key_path = folder / "ca.crt", folder / "apiserver.crt", folder / "apiserver.key"
+    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return ca_path, cert_path, key_path
+
+
+class RecordedApiServer:
+    """`with RecordedApiServer(scenario, folder) as server:` serves on https://127.0.0.1:PORT."""
+
+    def __init__(self, scenario: Scenario, folder: Path) -> None:
+        self.scenario, self.folder = scenario, Path(folder)
+        self.ca, cert, key = make_tls(self.folder)
+        handler = type("Handler", (_Handler,), {"scenario": scenario})
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> "RecordedApiServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def kubeconfig(self, token: str = "audit-token", *, name: str = "kubeconfig",
+                   current_context: bool = True) -> Path:
+        return write_kubeconfig(self.folder / name, self.url, self.ca, token, current_context=current_context)
+
+
+def write_kubeconfig(path: Path, server: str, ca: Path, token: str, *, current_context: bool = True) -> Path:
+    ca_data = base64.b64encode(Path(ca).read_bytes()).decode()
+    config = {"apiVersion": "v1", "kind": "Config",
+              "clusters": [{"name": "pool", "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+              "users": [{"name": "auditor", "user": {"token": token}}],
+              "contexts": [{"name": "pool-admin", "context": {"cluster": "pool", "user": "auditor"}}],
+              "preferences": {}}
+    if current_context:
+        config["current-context"] = "pool-admin"
+    path.write_text(json.dumps(config, indent=2))
+    return path
+
+
+def serve_forever(scenario_factory: Callable[[], Scenario], folder: Path, ready: Path) -> None:
+    """Run in a separate process (the benchmark): write the URL and CA path to `ready`."""
+    with RecordedApiServer(scenario_factory(), folder) as server:
+        ready.write_text(json.dumps({"url": server.url, "ca": str(server.ca)}))
+        threading.Event().wait()
