@@ -11,6 +11,21 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 
+# A pod whose pod-level limits make it Burstable after defaulting (NG103 at spec.resources, 6:5).
+BURSTABLE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trap}
+spec:
+  resources:
+    limits: {cpu: "4", memory: 4Gi}
+  containers:
+    - name: app
+      image: registry.example.com/app:1.0
+      resources:
+        requests: {cpu: "1"}
+"""
+
 
 def numaguard_exe() -> str:
     exe = Path(sys.executable).parent / "numaguard"

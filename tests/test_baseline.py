@@ -5,25 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 
-from conftest import run_cli
+from conftest import BURSTABLE_POD, run_cli
 
 from numaguard.lint.baseline import Baseline, apply_baseline, entry_for, fingerprints
 from numaguard.lint.engine import LintResult
 from numaguard.lint.model import Finding, ObjectRef, Severity, Summary
 
-TRAP = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: trap, namespace: team}
-spec:
-  resources:
-    limits: {cpu: "4", memory: 4Gi}
-  containers:
-    - name: app
-      image: registry.example.com/app:1.0
-      resources:
-        requests: {cpu: "1"}
-"""
+TRAP = BURSTABLE_POD.replace("{name: trap}", "{name: trap, namespace: team}")
 
 HALF = """\
 apiVersion: apps/v1

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import REPO, run_cli, summary
+from conftest import BURSTABLE_POD, REPO, run_cli, summary
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")
@@ -24,19 +24,6 @@ spec:
       image: registry.example.com/app:1.0
 """
 
-BURSTABLE_POD = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: trap}
-spec:
-  resources:
-    limits: {cpu: "4", memory: 4Gi}
-  containers:
-    - name: app
-      image: registry.example.com/app:1.0
-      resources:
-        requests: {cpu: "1"}
-"""
 
 
 def test_examples_show_findings_with_positions_and_fixes():

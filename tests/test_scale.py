@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import FIXTURES, REPO, run_cli
+from conftest import BURSTABLE_POD, FIXTURES, REPO, run_cli
 
 from numaguard.lint.cli import lint_files
 from numaguard.lint.cli.lint_files import LintSettings, lint_paths, plan_chunks
@@ -21,19 +21,6 @@ from numaguard.lint.report import FORMATS, writer_for
 sys.path.insert(0, str(REPO / "tests" / "bench"))
 from corpus import write_corpus  # noqa: E402
 
-TRAP = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: trap}
-spec:
-  resources:
-    limits: {cpu: "4", memory: 4Gi}
-  containers:
-    - name: app
-      image: registry.example.com/app:1.0
-      resources:
-        requests: {cpu: "1"}
-"""
 
 SETTINGS = LintSettings(config=Config(), selection=Selection())
 
@@ -113,7 +100,7 @@ def test_small_runs_and_stdin_start_no_worker(monkeypatch):
     result = runner.invoke(main, ["lint", "--jobs", "2", *few])
     assert result.exit_code == 1, result.output
     assert "NG103" in result.output
-    result = runner.invoke(main, ["lint", "--jobs", "2", "-"], input=TRAP)
+    result = runner.invoke(main, ["lint", "--jobs", "2", "-"], input=BURSTABLE_POD)
     assert result.exit_code == 1, result.output
     assert result.output.splitlines()[1].startswith("  <stdin>:6:5  NG103  error  ")
 
