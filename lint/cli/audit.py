@@ -14,11 +14,8 @@ import sys
 
 import click
 
-from numaguard.lint.cli.common import (FAIL_ON, UsageProblem, exit_for, load_config, selection_for,
-                                       write_reports)
-
-FORMATS = ["text", "json", "sarif", "junit", "github", "policyreport", "html"]
-
+from numaguard.lint.cli.common import (UsageProblem, exit_for, load_config, report_options,
+                                       selection_for, write_reports)
 
 @click.command()
 @click.option("--kubeconfig", type=click.Path(dir_okay=False),
@@ -30,15 +27,7 @@ FORMATS = ["text", "json", "sarif", "junit", "github", "policyreport", "html"]
                    "all nodes when neither is set).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
-@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS),
-              help="Report format; repeat with --output for several reports in one run.")
-@click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the report to FILE instead of standard output (pairs with --format).")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
-              help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--select", multiple=True, help="Only these rule ids or prefixes.")
-@click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
-@click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
+@report_options
 @click.option("--workers", type=click.IntRange(1, 64), default=16, show_default=True,
               help="Concurrent kubelet configuration reads.")
 @click.option("--page-size", type=click.IntRange(1, 10000), default=500, show_default=True,

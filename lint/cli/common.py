@@ -7,6 +7,26 @@ import sys
 import click
 
 FAIL_ON = ("error", "warning", "info", "never")
+# numaguard.lint.report.FORMATS, spelled here so `--help` and a small lint import no engine.
+REPORT_FORMATS = ("text", "json", "sarif", "junit", "github", "policyreport", "html")
+
+
+def report_options(command):
+    """The report and rule-selection options that `lint` and `audit` share."""
+    options = [
+        click.option("--format", "formats", multiple=True, default=(), type=click.Choice(REPORT_FORMATS),
+                     help="Report format; repeat with --output for several reports in one run."),
+        click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+                     help="Write the report to FILE instead of standard output (pairs with --format)."),
+        click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
+                     help="Lowest severity that makes the exit code 1 (default: error)."),
+        click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203)."),
+        click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes."),
+        click.option("--show-suppressed", is_flag=True, help="List suppressed findings too."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 class UsageProblem(click.ClickException):

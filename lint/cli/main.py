@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from numaguard.lint.cli.common import (FAIL_ON, UsageProblem, exit_for, load_config,  # noqa: F401
-                                       selection_for, write_reports)
+                                       report_options, selection_for, write_reports)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,16 +29,7 @@ def main() -> None:
 @click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
               "--parse output, a NodeResourceTopology, or builtin:NAME.")
 @click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
-@click.option("--format", "formats", multiple=True, default=(),
-              type=click.Choice(["text", "json", "sarif", "junit", "github", "policyreport", "html"]),
-              help="Report format; repeat with --output for several reports in one run.")
-@click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-              help="Write the report to FILE instead of standard output (pairs with --format).")
-@click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
-              help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203).")
-@click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes.")
-@click.option("--show-suppressed", is_flag=True, help="List suppressed findings too.")
+@report_options
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Worker processes (default: the CPUs available; 1 = in this process). "
               "Small runs and stdin are always linted in this process.")
