@@ -183,6 +183,36 @@ class NodeState:
         return build_state(node.topology, kc, name=getattr(node, "name", "node"),
                            kubernetes_version=kubernetes_version)
 
+    def copy(self) -> "NodeState":
+        """An independent copy: what admission changes (CPU and memory assignments, devices,
+        counts, placements) is copied; the topology, configuration and policies are shared.
+        Copying an empty state is ~10x cheaper than building it (`build_state`), which is why
+        a lint run builds the node's empty state once and the NUMA rules take copies."""
+        fresh = replace(self, allocatable=dict(self.allocatable), used=dict(self.used),
+                        placements=dict(self.placements))
+        if self.cpu is not None:
+            fresh.cpu = copy.copy(self.cpu)
+            fresh.cpu.assignments = {pod: dict(c) for pod, c in self.cpu.assignments.items()}
+            fresh.cpu.cpus_to_reuse = dict(self.cpu.cpus_to_reuse)
+        if self.memory is not None:
+            machine, reusable = _snapshot(self, "")[1]
+            fresh.memory = replace(self.memory, machine_state=machine,
+                                   init_containers_reusable_memory=reusable,
+                                   assignments={pod: {c: list(b) for c, b in cs.items()}
+                                                for pod, cs in self.memory.assignments.items()})
+        if self.devices is not None:
+            fresh.devices = copy.copy(self.devices)
+            fresh.devices.restore_state(self.devices.copy_state())
+        return fresh
+
+    @property
+    def holds_nothing(self) -> bool:
+        """No pod holds anything here: the state is as `build_state` made it."""
+        return (not self.placements and not any(self.used.values())
+                and (self.cpu is None or not self.cpu.assignments)
+                and (self.memory is None or not self.memory.assignments)
+                and (self.devices is None or not self.devices.held))
+
     @property
     def reserved_cpus(self) -> frozenset[int]:
         return self.cpu.reserved if self.cpu is not None else frozenset()
@@ -374,11 +404,13 @@ def admit(state: NodeState, pod: Mapping, name: str | None = None, *,
     while uid in state.placements:
         k += 1
         uid = f"{name}#{k}"
+    from numaguard.lint.k8s.pod_budget import PodAnalysis
+    analysis = analysis if analysis is not None else PodAnalysis(spec)
     snap = _snapshot(state, uid)
     result = Placement(admitted=True)
     try:
-        _admit(state, spec, uid, result, analysis)
-        _check_predicates(state, spec)
+        _admit(state, uid, result, analysis)
+        _check_predicates(state, spec, analysis)
     except _Rejected as rej:
         _restore(state, uid, snap)
         return Placement(admitted=False, reason=rej.reason,
@@ -407,10 +439,7 @@ def _finish(state: NodeState, result: Placement, snap) -> None:
     result.numa_nodes = sorted(nodes)
 
 
-def _admit(state: NodeState, spec: dict, uid: str, result: Placement, analysis: Any = None) -> None:
-    from numaguard.lint.k8s.pod_budget import PodAnalysis
-
-    analysis = analysis if analysis is not None else PodAnalysis(spec)
+def _admit(state: NodeState, uid: str, result: Placement, analysis: Any) -> None:
     pod_level = analysis.pod_level.is_set
     devices = _device_plan(state, analysis, result)
     if pod_level and not state.gates[GATE_POD_LEVEL_RESOURCES]:
@@ -758,11 +787,12 @@ def _allocate_cpu_bubble(state: NodeState, uid: str, containers: list[ManagedCon
 
 # -- the predicate admit handler ---------------------------------------------------------------
 
-def pod_requests(spec: dict) -> dict[str, int]:
+def pod_requests(spec: dict, analysis: Any = None) -> dict[str, int]:
     """What the pod asks of node allocatable (component-helpers PodRequests): pod-level
-    requests when set, else the sidecar-aware aggregate; cpu in millicores, memory in bytes."""
+    requests when set, else the sidecar-aware aggregate; cpu in millicores, memory in bytes.
+    `analysis`: the spec's PodAnalysis when the caller has it."""
     from numaguard.lint.k8s.pod_budget import PodAnalysis
-    analysis = PodAnalysis(spec)
+    analysis = analysis if analysis is not None else PodAnalysis(spec)
     requests = dict(analysis.aggregate_requests)
     if analysis.pod_level.is_set:
         for res in ("cpu", "memory"):
@@ -773,10 +803,10 @@ def pod_requests(spec: dict) -> dict[str, int]:
             "memory": int(requests.get("memory", Decimal(0)))}
 
 
-def _check_predicates(state: NodeState, spec: dict) -> None:
+def _check_predicates(state: NodeState, spec: dict, analysis: Any) -> None:
     """lifecycle/predicate.go: "Node didn't have enough resource: %s, requested: %d, used: %d,
     capacity: %d" with reason "OutOf<resource>"; admitted pods add to `used`."""
-    need = pod_requests(spec)
+    need = pod_requests(spec, analysis)
     need["pods"] = 1
     checked = ["pods", "cpu", "memory"]
     if state.devices is not None:

@@ -7,7 +7,7 @@ generated from these fields, never written twice.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
 from numaguard.lint.model import PoolSettings, Severity, Violation
@@ -61,3 +61,6 @@ class LintContext:
     node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
     in_pool: bool = True                      # the subject is meant for the managed pool (policy tier)
+    # The node's empty NodeState (numaguard.lint.numa.admission), built once per run by
+    # `rule_context`; the NUMA rules admit pods on copies of it. None: build one when needed.
+    empty_node_state: Any = field(default=None, compare=False, repr=False)

@@ -1,8 +1,8 @@
 """NG212 and NG3xx: NUMA fit on a described node (`--node`, or `node:` in the config file).
 
 The pod rules replay the kubelet's admission (`numaguard.lint.numa.admission`) on a fresh, empty
-`NodeState` built from the node description and its KubeletConfiguration for every check:
-nothing is cached between pods, and building the state costs about a millisecond. Without a
+`NodeState` for every check: a copy of the one the run built from the node description and its
+KubeletConfiguration (`LintContext.empty_node_state`), so no pod sees another's placements. Without a
 kubelet configuration for the node (`node.kubelet_config`, else the context's) the NG3xx rules
 have nothing to simulate and stay silent; a configuration that would stop the kubelet is the
 kubelet rules' finding (NG2xx), so these rules stay silent then too.
@@ -28,11 +28,15 @@ def _kubelet_config(ctx: LintContext) -> dict | None:
 
 def _empty_state(ctx: LintContext):
     """A fresh empty NodeState for the context's node, or None when there is nothing to
-    simulate (no node, no kubelet configuration, or one the kubelet would refuse)."""
+    simulate (no node, no kubelet configuration, or one the kubelet would refuse): a copy of
+    the run's `ctx.empty_node_state` when it has one."""
     from numaguard.lint.numa.admission import KubeletStartupError, build_state
     kc = _kubelet_config(ctx)
     if ctx.node is None or kc is None:
         return None
+    template = ctx.empty_node_state
+    if template is not None and template.kubelet_config is kc:
+        return template.copy()
     try:
         return build_state(ctx.node.topology, kc, name=getattr(ctx.node, "name", "node"))
     except KubeletStartupError:
@@ -159,7 +163,7 @@ def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     if analysis.pod_level.is_set and analysis.budget.rejections:
         return          # the pod's own budget is impossible: NG107 reports that
     free_cpus, free_memory = state.free_cpus_by_numa(), state.free_memory_by_numa()
-    placement = admit(state, {"spec": pod.spec}, "pod")
+    placement = admit(state, {"spec": pod.spec}, "pod", analysis=analysis)
     if placement.admitted or placement.reason == SMT_ALIGNMENT_ERROR:
         return          # SMT alignment is NG303's finding
     fix = suggest_fix(state, {"spec": pod.spec}, placement, free_cpus, free_memory)
@@ -216,7 +220,7 @@ def numa_stranded_capacity(pod: PodTarget, ctx: LintContext) -> Iterable[Violati
         return
     from numaguard.lint.k8s.pod_budget import pod_exclusive_totals
     available = state.free_cpus_by_numa()
-    capacity = pod_capacity(state, {"spec": pod.spec})
+    capacity = pod_capacity(state, {"spec": pod.spec}, analysis=pod.analysis)
     if capacity.copies == 0 or not capacity.significant:
         return
     reason = capacity.limited_by.reason if capacity.limited_by else "none"
@@ -330,7 +334,7 @@ def smt_alignment(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
                                         f"drop full-pcpus-only.")
     if found or not checked:
         return
-    placement = admit(state, {"spec": pod.spec}, "pod")
+    placement = admit(state, {"spec": pod.spec}, "pod", analysis=analysis)
     if placement.reason == SMT_ALIGNMENT_ERROR:
         yield Violation(checked[0][0], f"on an empty node {state.name} the kubelet rejects the "
                                        f"pod with SMTAlignmentError: {placement.message}",

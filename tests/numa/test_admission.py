@@ -323,6 +323,37 @@ def test_capacity_leaves_the_given_state_alone(node):
     assert len(state.placements) == 1
 
 
+def test_a_copy_shares_nothing_that_admission_changes(node):
+    state = NodeState.from_node(node)
+    admit(state, PODS["db"])
+    before = (state.free_cpus_by_numa(), state.free_memory_by_numa(), dict(state.used))
+    fresh = state.copy()
+    assert admit(fresh, PODS["db"]).admitted
+    assert (state.free_cpus_by_numa(), state.free_memory_by_numa(), dict(state.used)) == before
+    assert len(state.placements) == 1 and len(fresh.placements) == 2
+    assert fresh.free_cpus_by_numa() == {0: 18, 1: 32}       # two 6-CPU pods on NUMA 0
+    assert fresh.used["pods"] == 2 and state.used["pods"] == 1
+
+
+def test_a_copy_of_a_node_with_devices_keeps_its_own_devices():
+    gpu_node = load_node_file(FIXTURES / "nodes" / "generator-dual-socket-4gpu.yaml")
+    empty = NodeState.from_node(gpu_node)
+    pod = {"spec": {"resources": {"limits": {"cpu": "4", "memory": "8Gi"}},
+                    "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
+    fresh = empty.copy()
+    assert [admit(fresh, pod).admitted for _ in range(3)] == [True, True, False]
+    assert empty.devices.free == {"nvidia.com/gpu": {0: 2, 1: 2}}
+    assert fresh.devices.free == {"nvidia.com/gpu": {0: 0, 1: 0}}
+    assert empty.holds_nothing and not fresh.holds_nothing
+
+
+def test_capacity_from_an_empty_state_equals_capacity_from_the_node(node):
+    empty = NodeState.from_node(node)
+    for name in ("db", "wide", "burstable"):
+        assert pod_capacity(empty, PODS[name]).as_dict() == pod_capacity(node, PODS[name]).as_dict()
+    assert empty.holds_nothing
+
+
 # ------------------------------------------------------------------ the kubelet's own vectors
 # cpumanager/policy_test.go TestStaticPolicyAllocatePod ("scope: pod, ...", PodLevelResources
 # and PodLevelResourceManagers on): topoDualSocketHT (12 CPUs, core i = CPUs i and i+6, even
