@@ -95,7 +95,7 @@ def _median(results: list[dict]) -> dict:
     return {**ordered[len(ordered) // 2], "cpu_ms": cpu, "non2xx": sum(r["non2xx"] for r in results)}
 
 
-def paced(server, body: bytes, rate: int, duration: int, connections: int = 16) -> dict:
+def paced(server, body: bytes, rate: int, duration: int, connections: int = 16, path: str = "/validate") -> dict:
     latencies: list[float] = []
     errors: list[str] = []
     missed = [0]
@@ -116,7 +116,7 @@ def paced(server, body: bytes, rate: int, duration: int, connections: int = 16) 
                     missed[0] += len(range(k, total, connections))
                 break
             try:
-                conn.request("POST", "/validate", body=body, headers={"Content-Type": "application/json"})
+                conn.request("POST", path, body=body, headers={"Content-Type": "application/json"})
                 resp = conn.getresponse()
                 resp.read()
                 if resp.status != 200:
