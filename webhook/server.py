@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from dataclasses import dataclass
@@ -122,9 +123,23 @@ def serve(options: ServeOptions) -> None:
         load_policy(options.config)                 # fail before forking, with one line
         certificate = ServingCertificate(options.cert, options.key)
         certificate.load()
+        _check_port_free(options.host, options.port)
         try:
             _WebhookApplication(options, certificate, state_dir).run()
         except HaltServer as e:     # a worker could not start; gunicorn has logged why
             raise ServeError(f"gunicorn stopped: {e.reason}") from None
     finally:
         shutil.rmtree(state_dir, ignore_errors=True)
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Each worker binds its own socket with SO_REUSEPORT, so a port already in use would only
+    show as workers failing to boot, and a second numaguard on the same port would silently
+    share it. Bind once without SO_REUSEPORT first: that fails while anything listens there."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as gunicorn: TIME_WAIT is fine
+        try:
+            probe.bind((host, port))
+        except OSError as e:
+            raise ServeError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

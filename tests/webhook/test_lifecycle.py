@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import ssl
 import stat
 import subprocess
@@ -71,6 +72,19 @@ def test_serve_refuses_unusable_config_and_certificates_in_one_line(tmp_path):
     assert run.returncode == 2
     assert run.stderr.strip().startswith(f"Error: {tmp_path / 'c' / 'tls.crt'}, {tmp_path / 'c' / 'ca.key'}: "
                                          "not a matching PEM certificate and key")
+
+
+def test_serve_refuses_a_port_already_in_use_in_one_line(tmp_path):
+    make_certs(tmp_path / "c")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([*NUMAGUARD, "webhook", "serve", "--host", "127.0.0.1", "--port", str(port),
+                              "--cert", str(tmp_path / "c" / "tls.crt"), "--key", str(tmp_path / "c" / "tls.key")],
+                             capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert run.stderr.strip() == f"Error: cannot listen on 127.0.0.1:{port}: Address already in use"
 
 
 def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
