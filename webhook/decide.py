@@ -49,8 +49,13 @@ EXPLAINING_RULES = frozenset({"NG110"})
 INPUT_RULES = frozenset({"NG001", "NG002"})
 MODES = ("enforce", "warn", "audit")
 
-WARNING_MAX_CHARS = 200          # the API server truncates a warning past 256 characters
-WARNINGS_MAX_TOTAL = 3000        # ... and drops warnings past 4,096 characters in total
+# The API server's warning recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go) passes
+# warnings whole while their total stays within 4,096 runes; past that it re-sends every warning
+# cut to 256 runes and drops the rest once the total is reached again. Staying under both
+# caps below means kubectl always shows our warnings whole. (admission/v1 AdmissionResponse
+# also asks for 120 characters "if possible": findings name a field, so most run longer.)
+WARNING_MAX_CHARS = 200
+WARNINGS_MAX_TOTAL = 3000
 WARNINGS_MAX_COUNT = 12
 MESSAGE_MAX_FINDINGS = 10
 
