@@ -177,22 +177,12 @@ def skip_reason(data: Any) -> str | None:
 
 def rule_context(config: Config, node: Any = None) -> LintContext:
     """What every check may consult besides its subject, built from the config and the node."""
+    from numaguard.lint.numa.admission import empty_state_or_none
     kubelet_config = getattr(node, "kubelet_config", None)
+    empty = empty_state_or_none(node.topology, kubelet_config, name=getattr(node, "name", "node")) \
+        if node is not None else None
     return LintContext(kubernetes_version=config.kubernetes_version, scope_all=config.scope_all,
-                       pool=config.pool, node=node, kubelet_config=kubelet_config,
-                       empty_node_state=_empty_node_state(node, kubelet_config))
-
-
-def _empty_node_state(node: Any, kubelet_config: Any) -> Any:
-    """The node's empty NodeState, or None when there is nothing to simulate (no node, no
-    kubelet configuration, or one that would stop the kubelet: the kubelet rules say why)."""
-    from numaguard.lint.numa.admission import KubeletStartupError, build_state
-    if node is None or not isinstance(kubelet_config, dict):
-        return None
-    try:
-        return build_state(node.topology, kubelet_config, name=getattr(node, "name", "node"))
-    except KubeletStartupError:
-        return None
+                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty)
 
 
 class _Run:

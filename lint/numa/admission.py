@@ -195,7 +195,7 @@ class NodeState:
             fresh.cpu.assignments = {pod: dict(c) for pod, c in self.cpu.assignments.items()}
             fresh.cpu.cpus_to_reuse = dict(self.cpu.cpus_to_reuse)
         if self.memory is not None:
-            machine, reusable = _snapshot(self, "")[1]
+            machine, reusable = _memory_snapshot(self.memory)
             fresh.memory = replace(self.memory, machine_state=machine,
                                    init_containers_reusable_memory=reusable,
                                    assignments={pod: {c: list(b) for c, b in cs.items()}
@@ -314,6 +314,17 @@ def build_state(topology: Topology, kc: dict, *, name: str = "node",
                      allocatable=_allocatable(topology, kc, cpu))
 
 
+def empty_state_or_none(topology: Topology, kc: Any, *, name: str = "node") -> NodeState | None:
+    """`build_state`, or None when there is nothing to simulate: no KubeletConfiguration, or
+    one that would stop the kubelet (the kubelet rules say why)."""
+    if not isinstance(kc, dict):
+        return None
+    try:
+        return build_state(topology, kc, name=name)
+    except KubeletStartupError:
+        return None
+
+
 def _string_map(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
@@ -353,13 +364,16 @@ def _snapshot(state: NodeState, uid: str):
     cpu_part = None
     if cpu is not None:
         cpu_part = (cpu.default_cpus, dict(cpu.cpus_to_reuse))
-    memory_part = None
-    if memory is not None:
-        machine = {n: replace(s, memory={r: replace(t) for r, t in s.memory.items()},
-                              cells=list(s.cells)) for n, s in memory.machine_state.items()}
-        memory_part = (machine, copy.deepcopy(memory.init_containers_reusable_memory))
+    memory_part = _memory_snapshot(memory) if memory is not None else None
     devices_part = state.devices.copy_state() if state.devices is not None else None
     return cpu_part, memory_part, dict(state.used), devices_part
+
+
+def _memory_snapshot(memory):
+    """The Memory Manager's machine state and reusable init-container memory, copied."""
+    machine = {n: replace(s, memory={r: replace(t) for r, t in s.memory.items()},
+                          cells=list(s.cells)) for n, s in memory.machine_state.items()}
+    return machine, copy.deepcopy(memory.init_containers_reusable_memory)
 
 
 def _restore(state: NodeState, uid: str, snap) -> None:
@@ -831,7 +845,7 @@ def alignment_required(state: NodeState) -> bool:
     return state.policy_name in (POLICY_RESTRICTED, POLICY_SINGLE_NUMA_NODE)
 
 
-__all__ = ["NodeState", "Placement", "KubeletStartupError", "admit", "build_state",
+__all__ = ["NodeState", "Placement", "KubeletStartupError", "admit", "build_state", "empty_state_or_none",
            "pod_spec_of", "pod_requests", "alignment_required", "managed_containers",
            "ManagedContainer",
            "UNEXPECTED_ADMISSION_ERROR", "EMPTY_POD_SHARED_POOL_ERROR", "SMT_ALIGNMENT_ERROR",

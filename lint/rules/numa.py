@@ -2,9 +2,9 @@
 
 The pod rules replay the kubelet's admission (`numaguard.lint.numa.admission`) on a fresh, empty
 `NodeState` for every check: a copy of the one the run built from the node description and its
-KubeletConfiguration (`LintContext.empty_node_state`), so no pod sees another's placements. Without a
-kubelet configuration for the node (`node.kubelet_config`, else the context's) the NG3xx rules
-have nothing to simulate and stay silent; a configuration that would stop the kubelet is the
+KubeletConfiguration (`LintContext.empty_node_state`), so no pod sees another's placements.
+Without a kubelet configuration for the node (`node.kubelet_config`, else the context's) the
+NG3xx rules have nothing to simulate and stay silent; a configuration that would stop the kubelet is the
 kubelet rules' finding (NG2xx), so these rules stay silent then too.
 """
 from __future__ import annotations
@@ -30,17 +30,14 @@ def _empty_state(ctx: LintContext):
     """A fresh empty NodeState for the context's node, or None when there is nothing to
     simulate (no node, no kubelet configuration, or one the kubelet would refuse): a copy of
     the run's `ctx.empty_node_state` when it has one."""
-    from numaguard.lint.numa.admission import KubeletStartupError, build_state
+    from numaguard.lint.numa.admission import empty_state_or_none
     kc = _kubelet_config(ctx)
     if ctx.node is None or kc is None:
         return None
     template = ctx.empty_node_state
     if template is not None and template.kubelet_config is kc:
         return template.copy()
-    try:
-        return build_state(ctx.node.topology, kc, name=getattr(ctx.node, "name", "node"))
-    except KubeletStartupError:
-        return None
+    return empty_state_or_none(ctx.node.topology, kc, name=getattr(ctx.node, "name", "node"))
 
 
 def _resources_path(spec: dict, resource: str = "cpu") -> Path:
