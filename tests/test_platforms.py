@@ -5,13 +5,11 @@ Fixtures under tests/fixtures/platforms/ are real files (ORIGIN.md)."""
 from __future__ import annotations
 
 import json
-from decimal import Decimal
 
 import yaml
 
 from numaguard.lint.engine import Selection, lint_documents
-from numaguard.lint.k8s.platforms import (eks_node_config, merge_patch, openshift_kubelet_config,
-                                          performance_profile)
+from numaguard.lint.k8s.platforms import (eks_node_config, merge_patch, performance_profile)
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.load.documents import load_text
 

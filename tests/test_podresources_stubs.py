@@ -1,7 +1,6 @@
 """The committed PodResources stubs are what grpcio-tools generates from the committed proto."""
 from __future__ import annotations
 
-from pathlib import Path
 
 from numaguard.lint.node import generate_stubs
 

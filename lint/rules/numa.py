@@ -175,7 +175,7 @@ def numa_no_fit(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     path = _resources_path(pod.spec, culprit)
     from numaguard.lint.numa.devices import pod_device_requests
     for resource in sorted(pod_device_requests(pod.spec)):
-        if state.devices is not None and fix.startswith(f"the pod asks for") and resource in fix:
+        if state.devices is not None and fix.startswith("the pod asks for") and resource in fix:
             path = _device_path(pod.spec, resource)      # the devices are what does not fit
     yield Violation(path,
                     f"on an empty {_node_words(state)} the kubelet rejects this pod with "

@@ -233,7 +233,7 @@ def suggested_pod_budget(analysis: PodAnalysis) -> str:
     container limit (NG106), requests equal to limits (NG103, NG104). Never a zero: a container
     set that declares no memory gets no number for it (the pod needs some, numaguard cannot
     tell how much)."""
-    requests, limits = analysis.aggregate_requests, analysis.aggregate_limits
+    requests = analysis.aggregate_requests
     largest = {res: max((c.limits[res] for c in analysis.containers if res in c.limits),
                         default=Decimal(0)) for res in (CPU, MEMORY)}
     cpu = max(requests.get(CPU, Decimal(0)), largest[CPU])
