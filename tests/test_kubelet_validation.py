@@ -27,6 +27,11 @@ PREFIX = "the kubelet refuses to start: invalid configuration: "
        '(--system-reserved-cgroup) must be specified when "system-reserved" or '
        '"system-reserved-compressible" included in enforceNodeAllocatable '
        '(--enforce-node-allocatable)')]),
+    ("enforceNodeAllocatable: [kube-reserved-compressible]\n",
+     [("NG220", "error", 3, "enforceNodeAllocatable[0]", PREFIX + 'kubeReservedCgroup '
+       '(--kube-reserved-cgroup) must be specified when "kube-reserved" or '
+       '"kube-reserved-compressible" included in enforceNodeAllocatable '
+       '(--enforce-node-allocatable)')]),
     ("enforceNodeAllocatable: [pods, pods]\n",
      [("NG220", "error", 3, "enforceNodeAllocatable[1]", PREFIX + 'duplicated enforcements "pods" '
        'in enforceNodeAllocatable (--enforce-node-allocatable)')]),

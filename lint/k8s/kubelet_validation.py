@@ -48,6 +48,13 @@ DEFAULT_ENFORCEMENT = (PODS,)
 
 _FLAG = "enforceNodeAllocatable (--enforce-node-allocatable)"
 
+# Each reservation's two enforcement keys (mutually exclusive) and the cgroup field and flag
+# either of them needs (validation.go).
+_RESERVED_ENFORCEMENTS = (
+    (SYSTEM_RESERVED, SYSTEM_RESERVED_COMPRESSIBLE, "systemReservedCgroup", "--system-reserved-cgroup"),
+    (KUBE_RESERVED, KUBE_RESERVED_COMPRESSIBLE, "kubeReservedCgroup", "--kube-reserved-cgroup"),
+)
+
 
 def enforce_node_allocatable(kc: dict) -> tuple[list[str], bool]:
     """(the list as the kubelet uses it, explicitly set)."""
@@ -82,8 +89,7 @@ def node_allocatable_problems(kc: dict) -> list[Problem]:
         # the default ["pods"] is checked too (defaults.go runs before validation.go)
         return ("enforceNodeAllocatable", index) if explicit else ("cgroupsPerQOS",)
 
-    for plain, compressible in ((SYSTEM_RESERVED, SYSTEM_RESERVED_COMPRESSIBLE),
-                                (KUBE_RESERVED, KUBE_RESERVED_COMPRESSIBLE)):
+    for plain, compressible, _, _ in _RESERVED_ENFORCEMENTS:
         if plain in listed and compressible in listed:
             problems.append(Problem(at(values.index(compressible)),
                                     f"invalid configuration: both \"{plain}\" and \"{compressible}\" "
@@ -95,17 +101,12 @@ def node_allocatable_problems(kc: dict) -> list[Problem]:
                                            f"\"{value}\" in {_FLAG}"))
             continue
         seen.add(value)
-        if value in (SYSTEM_RESERVED, SYSTEM_RESERVED_COMPRESSIBLE):
-            if not kc.get("systemReservedCgroup"):
-                problems.append(Problem(at(i), f"invalid configuration: systemReservedCgroup "
-                                               f"(--system-reserved-cgroup) must be specified when "
-                                               f"\"{SYSTEM_RESERVED}\" or \"{SYSTEM_RESERVED_COMPRESSIBLE}\" "
-                                               f"included in {_FLAG}"))
-        elif value in (KUBE_RESERVED, KUBE_RESERVED_COMPRESSIBLE):
-            if not kc.get("kubeReservedCgroup"):
-                problems.append(Problem(at(i), f"invalid configuration: kubeReservedCgroup "
-                                               f"(--kube-reserved-cgroup) must be specified when "
-                                               f"\"{KUBE_RESERVED}\" or \"{KUBE_RESERVED_COMPRESSIBLE}\" "
+        reservation = next((r for r in _RESERVED_ENFORCEMENTS if value in r[:2]), None)
+        if reservation is not None:
+            plain, compressible, cgroup, flag = reservation
+            if not kc.get(cgroup):
+                problems.append(Problem(at(i), f"invalid configuration: {cgroup} ({flag}) must be "
+                                               f"specified when \"{plain}\" or \"{compressible}\" "
                                                f"included in {_FLAG}"))
         elif value == NONE:
             if len(values) > 1:
