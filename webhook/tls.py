@@ -72,10 +72,7 @@ def write_certs(service: str, namespace: str, out: str | Path, *, days: int = 36
             .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
             .not_valid_before(now).not_valid_after(now + dt.timedelta(days=3650))
             .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True,
-                                         content_commitment=False, key_encipherment=False,
-                                         data_encipherment=False, key_agreement=False,
-                                         encipher_only=False, decipher_only=False), critical=True)
+            .add_extension(_signing_key_usage(ca=True), critical=True)
             .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
             .sign(ca_key, hashes.SHA256()))
     names = service_dns_names(service, namespace)
@@ -89,10 +86,7 @@ def write_certs(service: str, namespace: str, out: str | Path, *, days: int = 36
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in names]), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=False, crl_sign=False,
-                                     content_commitment=False, key_encipherment=False,
-                                     data_encipherment=False, key_agreement=False,
-                                     encipher_only=False, decipher_only=False), critical=True)
+        .add_extension(_signing_key_usage(ca=False), critical=True)
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256()))
     if not reuse:
@@ -129,6 +123,14 @@ def patch_ca_bundle(manifest: str | Path, ca_pem: bytes) -> int:
 def _key_pem(key) -> bytes:
     return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
+
+
+def _signing_key_usage(*, ca: bool) -> x509.KeyUsage:
+    """ECDSA keys only sign: the serving key signs TLS handshakes, the CA's key also signs
+    certificates and CRLs."""
+    return x509.KeyUsage(digital_signature=True, key_cert_sign=ca, crl_sign=ca, content_commitment=False,
+                         key_encipherment=False, data_encipherment=False, key_agreement=False,
+                         encipher_only=False, decipher_only=False)
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

@@ -49,6 +49,9 @@ def test_certs_writes_ca_and_serving_pair_with_service_names_and_patches_the_ca_
     cert.verify_directly_issued_by(ca)
     assert cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
         x509.DNSName)[2] == SERVICE_DNS
+    usage = {name: c.extensions.get_extension_for_class(x509.KeyUsage).value for name, c in (("ca", ca), ("tls", cert))}
+    assert [(u.digital_signature, u.key_cert_sign, u.crl_sign, u.key_encipherment) for u in usage.values()] == [
+        (True, True, True, False), (True, False, False, False)]
     # A second run renews the serving certificate under the same CA (the caBundle stays valid).
     again = make_certs(tmp_path / "c").stdout
     assert ": reused CA;" in again and (tmp_path / "c" / "ca.crt").read_bytes() == ca_pem
