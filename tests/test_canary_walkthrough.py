@@ -5,7 +5,6 @@ and tests/fixtures/ folders, with KUBECONFIG pointing at the recorded API server
 test until it is classified."""
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -61,22 +60,14 @@ def host_root():
     real gRPC server answering recorded PodResources responses on the kubelet's socket."""
     import tempfile
 
-    from test_node_inspect import KUBELET_CONFIG, cpu_checkpoint_json, memory_checkpoint, serve, write_sysfs
+    from test_node_inspect import serve, write_node_root
 
     host = Path("/host")
     if host.exists() or host.is_symlink():
         pytest.fail("/host exists on this machine; the walk-through's node inspect step needs it free")
     top = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
-    root = top / "host"
-    write_sysfs(root)
-    state = root / "var/lib/kubelet"
-    (state / "pod-resources").mkdir(parents=True)
-    (state / "config.yaml").write_text(KUBELET_CONFIG)
-    (state / "cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
-        "static", "0,6-8,14-15",
-        {"uid-web": {"app": "1,9"}, "uid-db": {"db": "2-3,10-11"}, "uid-batch": {"worker": "4-5,12-13"}})))
-    (state / "memory_manager_state").write_text(json.dumps(memory_checkpoint(numa_of_worker=1)))
-    server = serve(state / "pod-resources" / "kubelet.sock")
+    root = write_node_root(top)
+    server = serve(root / "var/lib/kubelet/pod-resources/kubelet.sock")
     host.symlink_to(root)
     try:
         yield host

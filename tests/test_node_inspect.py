@@ -85,10 +85,10 @@ def write_sysfs(root: Path) -> None:
         path.write_text(text + "\n")
 
 
-@pytest.fixture
-def node_root():
-    # a short path: a unix socket path must stay under 108 bytes (sockaddr_un)
-    top = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
+def write_node_root(top: Path) -> Path:
+    """`top/host`: a node's sysfs, kubelet configuration and checkpoints, and the directory of
+    the PodResources socket. `top` must be short: a unix socket path stays under 108 bytes
+    (sockaddr_un)."""
     root = top / "host"
     write_sysfs(root)
     state = root / "var/lib/kubelet"
@@ -98,7 +98,13 @@ def node_root():
         "static", "0,6-8,14-15",
         {"uid-web": {"app": "1,9"}, "uid-db": {"db": "2-3,10-11"}, "uid-batch": {"worker": "4-5,12-13"}})))
     (state / "memory_manager_state").write_text(json.dumps(memory_checkpoint(numa_of_worker=1)))
-    yield root
+    return root
+
+
+@pytest.fixture
+def node_root():
+    top = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
+    yield write_node_root(top)
     shutil.rmtree(top)
 
 
