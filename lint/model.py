@@ -47,6 +47,20 @@ class Severity(str, Enum):
 Path = tuple[str | int, ...]
 
 
+def existing_prefix(data: Any, path: Path) -> Path:
+    """The longest prefix of `path` that exists in `data` (mapping keys, list indexes in range),
+    so that a finding about a missing field can point at the nearest line that is there."""
+    node = data
+    for depth, key in enumerate(path):
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+        else:
+            return tuple(path[:depth])
+    return tuple(path)
+
+
 @dataclass(frozen=True)
 class ObjectRef:
     """The Kubernetes object a finding is about (a workload, not its template)."""

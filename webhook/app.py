@@ -140,8 +140,6 @@ def _warm_up(settings: WebhookSettings) -> None:
 
 
 def readiness_problems(settings: WebhookSettings) -> list[str]:
-    import os
-
     problems = []
     if settings.drain_file and os.path.exists(settings.drain_file):
         problems.append("shutting down (SIGTERM received)")

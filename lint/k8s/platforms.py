@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import Path, Severity, Violation, existing_prefix
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 EKS_GROUP = "node.eks.aws/"
@@ -127,17 +127,7 @@ class PlatformKubelet:
             return self.fallback
         top = path[0]
         if isinstance(self.written, dict) and top in self.written:
-            kept: list = []
-            node: Any = self.written
-            for key in path:
-                if isinstance(node, dict) and key in node:
-                    node = node[key]
-                elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-                    node = node[key]
-                else:
-                    break
-                kept.append(key)
-            return self.written_path + tuple(kept)
+            return self.written_path + existing_prefix(self.written, path)
         if top in self.origins:
             return self.origins[top]
         return self.fallback

@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 from typing import Any, Iterable, Literal
 
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Violation, existing_prefix
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.k8s.pod_budget import (
     EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
@@ -59,15 +59,7 @@ def _list(value: Any) -> list:
 def _existing(spec: dict, path: Path) -> Path:
     """The longest prefix of `path` that exists in the spec (so a finding points at a real
     line); at least the first element, e.g. ("resources",) when spec.resources is missing."""
-    node: Any = spec
-    for depth, key in enumerate(path):
-        if isinstance(node, dict) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
-            node = node[key]
-        else:
-            return tuple(path[:max(depth, 1)])
-    return tuple(path)
+    return existing_prefix(spec, path) or tuple(path[:1])
 
 
 def _q(resource: str, value: Decimal | None) -> str:
