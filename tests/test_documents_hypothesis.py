@@ -151,6 +151,8 @@ def kubernetes_reading(value):
 @SETTINGS
 @given(yaml_streams())
 def test_valid_yaml_as_bytes_loads_the_same(text):
+    for document in yaml.safe_load_all(text):     # as above: streams Kubernetes reads as written
+        kubernetes_reading(document)              # (no keys that collide once made strings)
     as_text = load_text(text, "x.yaml")
     as_bytes = load_text(text.encode("utf-8"), "x.yaml")
     assert as_text[0], text                       # there is always a document to compare
