@@ -71,9 +71,10 @@ class LintResult:
 
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
-                   load_errors: Iterable[LoadError] = ()) -> LintResult:
-    """Lint parsed documents. Plain dicts are accepted (no positions, no file)."""
-    linter = Linter(config=config, selection=selection, node=node)
+                   load_errors: Iterable[LoadError] = (), context: LintContext | None = None) -> LintResult:
+    """Lint parsed documents. Plain dicts are accepted (no positions, no file). `context`: a
+    `rule_context(config, node)` the caller keeps across calls (the webhook: one per worker)."""
+    linter = Linter(config=config, selection=selection, node=node, context=context)
     linter.lint(documents, load_errors)
     return linter.finish()
 
@@ -95,10 +96,10 @@ class Linter:
     left behind and returns the findings in the reports' order."""
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
-                 node: Any = None) -> None:
+                 node: Any = None, context: LintContext | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
-        self._run = _Run(rule_context(config, node), selection, config.names_pool_kubelet_config)
+        self._run = _Run(context or rule_context(config, node), selection, config.names_pool_kubelet_config)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""

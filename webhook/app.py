@@ -136,7 +136,7 @@ def _warm_up(settings: WebhookSettings) -> None:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-up"},
            "spec": {"resources": {"limits": {"cpu": "2", "memory": "1Gi"}},
                     "containers": [{"name": "c", "image": "registry.example/app:1"}]}}
-    lint_documents([pod], config=settings.policy.config, node=settings.policy.node)
+    lint_documents([pod], config=settings.policy.config, context=settings.policy.context)
 
 
 def readiness_problems(settings: WebhookSettings) -> list[str]:

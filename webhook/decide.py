@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from numaguard.lint.config import Config
-from numaguard.lint.engine import lint_documents
+from numaguard.lint.engine import lint_documents, rule_context
+from numaguard.lint.rules.base import LintContext
 from numaguard.lint.model import Finding, Severity
 from numaguard.webhook.review import AdmissionRequest
 
@@ -117,6 +118,12 @@ class Policy:
     config: Config = field(default_factory=Config)
     node: Any = None
     cache: FindingsCache = field(default_factory=FindingsCache, compare=False, repr=False)
+    # The rules' context (with the node's empty NodeState the NUMA rules copy), built once
+    # rather than for every object judged.
+    context: LintContext = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "context", rule_context(self.config, self.node))
 
     def mode_for(self, namespace: str) -> str:
         return self.config.webhook_namespace_modes.get(namespace, self.config.webhook_mode)
@@ -193,7 +200,7 @@ def _invalid(mode: str, problem: str) -> Decision:
 
 def _active(obj: dict, policy: Policy) -> list[Finding]:
     return policy.cache.findings(
-        obj, lambda o: lint_documents([o], config=policy.config, node=policy.node).active)
+        obj, lambda o: lint_documents([o], config=policy.config, context=policy.context).active)
 
 
 def _as_kind(obj: dict, request: AdmissionRequest) -> dict:
