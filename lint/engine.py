@@ -262,28 +262,24 @@ class _Run:
             if isinstance(uid, str) and uid:
                 self.pool.pod_uids.add(uid)
         self.summary.objects += 1
-        if found.kind == "kubelet" and found.problem is not None:
-            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
-                           Violation(path=found.problem_path, message=found.problem), doc.ignores)
-        elif found.kind == "kubelet" and found.platform is not None:
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-            annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
-            self._lint_platform_kubelet(doc, prefix, found.platform, found.ref,
-                                        doc.ignores | _annotation_ignores(
-                                            {str(k): str(v) for k, v in annotations.items()}))
-        elif found.kind == "kubelet":
-            self._lint_kubelet(doc, prefix, data, found.ref)
-        elif found.pod is None:
-            # No pod template to read annotations from: the object's own, and the comments.
+        if found.problems:
+            # A subject of the wrong shape: no pod template (or kubelet block) to read
+            # annotations from, so the object's own and the comments suppress it.
             annotations = _own_annotations(data)
-            self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
-                           Violation(path=found.problem_path, message=f"{found.ref.kind}: {found.problem}"),
-                           doc.ignores | _annotation_ignores(annotations),
-                           annotations.get(IGNORE_REASON_ANNOTATION))
-        else:
-            if found.ref.kind == "Pod" and isinstance(data.get("status"), dict):
-                self._lint_status(doc, prefix, data, found.ref)
-            self._lint_pod(doc, prefix, found.pod)
+            for problem in found.problems:
+                self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
+                               Violation(path=problem.path, message=problem.message),
+                               doc.ignores | _annotation_ignores(annotations),
+                               annotations.get(IGNORE_REASON_ANNOTATION))
+        if found.kind == "kubelet" and not found.platforms and not found.problems:
+            self._lint_kubelet(doc, prefix, data, found.ref)
+        for carrier in found.platforms:
+            self._lint_platform_kubelet(doc, prefix, carrier, found.ref,
+                                        doc.ignores | _annotation_ignores(_own_annotations(data)))
+        if found.kind == "pod" and found.ref.kind == "Pod" and found.pods and isinstance(data.get("status"), dict):
+            self._lint_status(doc, prefix, data, found.ref)
+        for pod in found.pods:
+            self._lint_pod(doc, prefix, pod)
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
         from numaguard.lint.k8s.pod_schema import pod_schema_violations
@@ -313,7 +309,7 @@ class _Run:
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
-        ignores = doc.ignores | _annotation_ignores(_annotations(data))
+        ignores = doc.ignores | _annotation_ignores(_own_annotations(data))
         for rule in self.status_rules:
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
@@ -596,12 +592,6 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     # Spelled like the comment form: rule ids upper-cased, `all` lower-cased (`_emit` tests both).
     parts = (part.strip() for part in value.replace(";", ",").split(","))
     return frozenset("all" if part.lower() == "all" else part.upper() for part in parts if part)
-
-
-def _annotations(data: dict) -> dict[str, str]:
-    meta = data.get("metadata")
-    annotations = meta.get("annotations") if isinstance(meta, dict) else None
-    return {str(k): str(v) for k, v in annotations.items()} if isinstance(annotations, dict) else {}
 
 
 def _at(data: Any, path: Path) -> Any:

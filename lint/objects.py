@@ -13,18 +13,27 @@ from typing import Any
 from numaguard.lint.k8s.platforms import PlatformError, platform_reader
 from numaguard.lint.model import ObjectRef, Path
 
-# kind -> path from the document root to the pod template (metadata + spec), () for a Pod.
-POD_TEMPLATE_PATHS: dict[str, Path] = {
-    "Pod": (),
-    "PodTemplate": ("template",),
-    "Deployment": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "ReplicationController": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
+def api_group(api_version: str | None) -> str:
+    """The API group of an apiVersion: "apps" for "apps/v1", "" for the core group's "v1"."""
+    group, slash, _version = (api_version or "").rpartition("/")
+    return group if slash else ""
+
+
+# (API group, kind) -> the paths from the document root to its pod templates (metadata +
+# spec); () is the document itself (a Pod). A kind of another group (a Volcano
+# batch.volcano.sh Job, an OpenKruise apps.kruise.io DaemonSet) is not one of these.
+POD_TEMPLATE_PATHS: dict[tuple[str, str], tuple[Path, ...]] = {
+    ("", "Pod"): ((),),
+    ("", "PodTemplate"): (("template",),),
+    ("", "ReplicationController"): (("spec", "template"),),
+    ("apps", "Deployment"): (("spec", "template"),),
+    ("apps", "ReplicaSet"): (("spec", "template"),),
+    ("apps", "StatefulSet"): (("spec", "template"),),
+    ("apps", "DaemonSet"): (("spec", "template"),),
+    ("batch", "Job"): (("spec", "template"),),
+    ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template"),),
 }
+
 
 @dataclass(frozen=True)
 class PodTarget:
@@ -56,16 +65,32 @@ KUBELET_CONFIG_KIND = "KubeletConfiguration"
 
 
 @dataclass(frozen=True)
-class Classified:
-    """What a document is: a pod carrier, a kubelet configuration, or something we skip."""
+class ShapeProblem:
+    """A known kind whose shape is wrong where numaguard reads it (NG002): where, and what."""
 
-    kind: str                         # "pod" | "kubelet" | "skip"
+    path: Path
+    message: str
+
+
+@dataclass(frozen=True)
+class Classified:
+    """What a document is: a pod carrier, a kubelet configuration, or something we skip.
+
+    One document may carry several subjects: a workload CRD with several pod templates, a
+    platform object with several kubelet configurations (one per node group). A subject whose
+    shape is wrong is a `ShapeProblem`; the others are still judged."""
+
+    kind: str                                  # "pod" | "kubelet" | "skip"
     ref: ObjectRef
-    pod: PodTarget | None = None
-    platform: Any = None              # a kubelet config carried by a platform object
-                                      # (numaguard.lint.k8s.platforms.PlatformKubelet)
-    problem: str | None = None        # a known kind whose shape is wrong (NG002)
-    problem_path: Path = ()
+    pods: tuple[PodTarget, ...] = ()
+    platforms: tuple[Any, ...] = ()            # kubelet configs carried by a platform object
+                                               # (numaguard.lint.k8s.platforms.PlatformKubelet)
+    problems: tuple[ShapeProblem, ...] = ()
+
+    @property
+    def pod(self) -> PodTarget | None:
+        """The first (for most kinds the only) pod template."""
+        return self.pods[0] if self.pods else None
 
 
 def object_ref(doc: dict) -> ObjectRef:
@@ -85,27 +110,41 @@ def classify(doc: dict) -> Classified:
     if reader is not None:
         # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
         # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
+        # A reader yields one carrier per kubelet configuration the object holds, and a
+        # PlatformError for each one of the wrong shape (or raises one for the whole object).
         try:
-            return Classified("kubelet", ref, platform=reader(doc))
+            read = list(reader(doc))
         except PlatformError as err:
-            return Classified("kubelet", ref, problem=f"{kind}: {err.message}", problem_path=err.path)
-    if kind not in POD_TEMPLATE_PATHS:
+            read = [err]
+        return Classified("kubelet", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
+                          problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}")
+                                         for e in read if isinstance(e, PlatformError)))
+    template_paths = POD_TEMPLATE_PATHS.get((api_group(api_version), kind or ""))
+    if template_paths is None:
         return Classified("skip", ref)
-    template_path = POD_TEMPLATE_PATHS[kind]
+    pods: list[PodTarget] = []
+    problems: list[ShapeProblem] = []
+    for template_path in template_paths:
+        found = _pod_at(doc, ref, template_path)
+        (pods if isinstance(found, PodTarget) else problems).append(found)
+    return Classified("pod", ref, pods=tuple(pods), problems=tuple(problems))
+
+
+def _pod_at(doc: dict, ref: ObjectRef, template_path: Path) -> PodTarget | ShapeProblem:
+    """The pod template at `template_path` (its `spec` must be a mapping), or what is wrong."""
     spec_path = template_path + ("spec",)
     template = node = doc
     for depth, key in enumerate(spec_path, start=1):
         child = node.get(key)
         if not isinstance(child, dict):
             what = "is missing" if child is None else "must be a mapping"
-            return Classified("pod", ref, problem=f"{'.'.join(map(str, spec_path[:depth]))} {what}",
-                              problem_path=spec_path[:depth - (child is None)])
+            return ShapeProblem(spec_path[:depth - (child is None)],
+                                f"{ref.kind}: {'.'.join(map(str, spec_path[:depth]))} {what}")
         if depth == len(template_path):
             template = child
         node = child
-    return Classified("pod", ref, pod=PodTarget(
-        ref=ref, spec=node, spec_path=spec_path, annotations=_merged_annotations(doc, template),
-        metadata_path=template_path + ("metadata",)))
+    return PodTarget(ref=ref, spec=node, spec_path=spec_path, annotations=_merged_annotations(doc, template),
+                     metadata_path=template_path + ("metadata",))
 
 
 def _merged_annotations(doc: dict, template: dict) -> dict[str, str]:

@@ -47,8 +47,7 @@ def _load_pods(paths: tuple[str, ...]) -> list:
                 if not isinstance(data, dict):
                     continue
                 found = classify(data)
-                if found.kind == "pod" and found.pod is not None:
-                    pods.append((found.ref, {"spec": found.pod.spec}))
+                pods.extend((found.ref, {"spec": pod.spec}) for pod in found.pods)
     return pods
 
 

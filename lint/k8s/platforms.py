@@ -48,7 +48,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
@@ -485,14 +485,19 @@ def _show(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, str) else value
 
 
-READERS: dict[str, Callable[[dict], PlatformKubelet]] = {
-    "eks": eks_node_config,
-    "openshift": openshift_kubelet_config,
-    "performance-profile": performance_profile,
+# A reader yields one carrier per kubelet configuration the object holds (a platform object
+# with node groups holds several), or a PlatformError for one of the wrong shape; it may also
+# raise a PlatformError when the whole object is unreadable.
+Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
+
+READERS: dict[str, Reader] = {
+    "eks": lambda doc: [eks_node_config(doc)],
+    "openshift": lambda doc: [openshift_kubelet_config(doc)],
+    "performance-profile": lambda doc: [performance_profile(doc)],
 }
 
 
-def platform_reader(api_version: str, kind: str) -> Callable[[dict], PlatformKubelet] | None:
+def platform_reader(api_version: str, kind: str) -> Reader | None:
     """The reader for a platform object carrying kubelet settings, None for anything else."""
     for (group, platform_kind), name in PLATFORM_KINDS.items():
         if kind == platform_kind and api_version.startswith(group):
