@@ -110,6 +110,7 @@ class Linter:
                 Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
                 for i, doc in enumerate(documents)]
         run.collect_dropins(docs)
+        run.collect_companions(docs)
         for doc in docs:
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
@@ -120,6 +121,8 @@ class Linter:
                 run.lint_one(item, prefix)
         run.dropins.clear()          # keyed by id(): must not outlive the batch's documents
         run.merged_dropins.clear()
+        run.companions.clear()
+        run.owned_companions.clear()
 
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
@@ -195,6 +198,8 @@ class _Run:
         self.names_pool_kubelet_config = names_pool_kubelet_config
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
+        self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
+        self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
@@ -216,6 +221,26 @@ class _Run:
             if owner in mains and _is_kubelet_config(d.data):
                 self.dropins.setdefault(owner, []).append(d)
                 self.merged_dropins.add(id(d))
+
+    def collect_companions(self, docs: list[Document]) -> None:
+        """Pair platform objects with the document of the same file they take as their base
+        (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
+        schema-checked on its own and judged as part of the carriers built over it."""
+        from numaguard.lint.k8s.platform_registry import companion_kind
+
+        wanted = {}
+        for d in docs:
+            if isinstance(d.data, dict) and isinstance(d.data.get("apiVersion"), str):
+                pair = companion_kind(d.data["apiVersion"], str(d.data.get("kind")))
+                if pair is not None:
+                    wanted[(d.source,) + pair] = True
+        for d in docs:
+            if not isinstance(d.data, dict) or not isinstance(d.data.get("apiVersion"), str):
+                continue
+            for (source, group, kind) in wanted:
+                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group):
+                    if self.companions.setdefault((source, group, kind), d) is d:
+                        self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
         if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
@@ -272,10 +297,14 @@ class _Run:
                                doc.ignores | _annotation_ignores(annotations),
                                annotations.get(IGNORE_REASON_ANNOTATION))
         if found.kind == "kubelet" and not found.platforms and not found.problems:
-            self._lint_kubelet(doc, prefix, data, found.ref)
+            if id(doc) in self.owned_companions and not prefix:
+                self._lint_companion(doc, found.ref)
+            else:
+                self._lint_kubelet(doc, prefix, data, found.ref)
+        seen: set = set()                    # one finding per place, however many carriers share it
         for carrier in found.platforms:
             self._lint_platform_kubelet(doc, prefix, carrier, found.ref,
-                                        doc.ignores | _annotation_ignores(_own_annotations(data)))
+                                        doc.ignores | _annotation_ignores(_own_annotations(data)), seen)
         if found.kind == "pod" and found.ref.kind == "Pod" and found.pods and isinstance(data.get("status"), dict):
             self._lint_status(doc, prefix, data, found.ref)
         for pod in found.pods:
@@ -396,33 +425,65 @@ class _Run:
         self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
                    ignores=pv.ignores, path=prefix + rel)
 
+    def _lint_companion(self, doc: Document, ref: ObjectRef) -> None:
+        """A KubeletConfiguration that a platform object of the same file takes as its base:
+        checked for what the kubelet cannot decode here, judged with the carriers built on it."""
+        from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
+
+        for v in decode_kubelet_config(doc.data).violations:
+            self._emit_doc(doc, (), ref, INVALID_OBJECT, v, doc.ignores)
+
     def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
-                               ignores: frozenset[str]) -> None:
+                               ignores: frozenset[str], seen: set) -> None:
         """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
-        KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
-        kubelet rules on the effective configuration, each finding pointed at the platform
-        object's own field and told in its terms (`numaguard.lint.k8s.platforms`)."""
+        KubeletConfig, PerformanceProfile, kubeadm, kind, Cluster API): what the platform itself
+        refuses, the schema check on what the user wrote, then the kubelet rules on the
+        effective configuration, each finding pointed at the place the value came from (the
+        platform object's own field, the argument, the line inside an embedded patch, or the
+        companion document) and told in the platform's terms (`numaguard.lint.k8s.platforms`)."""
+        from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
         from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
 
+        companion = None
+        if carrier.rebase is not None and carrier.companion is not None:
+            companion = self.companions.get((doc.source,) + tuple(carrier.companion))
+            if companion is not None:
+                decoded = decode_kubelet_config(companion.data)
+                if decoded.fatal:
+                    return                        # reported on the companion; nothing runs
+                carrier = carrier.rebase(decoded.effective)
+
+        def emit(rule, v: Violation, place) -> None:
+            self._emit_place(doc, prefix, companion, ref, rule, v, place, ignores, seen)
+
+        for rule_id, place, v in carrier.notices:
+            emit(self._rules_by_id.get(rule_id, INVALID_OBJECT), v, place)
+        flags = getattr(carrier.settings, "flags", None)
+        if flags is not None and flags.value_refused:
+            return                                # the kubelet exits on the command line
         # What the user wrote is checked (the platform's own additions are valid by
         # construction): their YAML, or settings without positions (a PerformanceProfile's
         # JSON annotation), each finding pointed at where it was written. As for a
         # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
-        written = dict(carrier.written or carrier.unpositioned)
-        config = carrier.config
-        if written:
-            written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
-            written.setdefault("kind", "KubeletConfiguration")
-            decoded = decode_kubelet_config(written)
+        written = [(carrier.written or carrier.unpositioned, None)] if carrier.settings is None else \
+            [(layer.data, layer.place) for layer in carrier.settings.layers
+             if layer.mode in (MERGE, STRATEGIC, REPLACE) and layer.place.shown
+             and layer.place.document != COMPANION and isinstance(layer.data, dict)]
+        config, unknown = carrier.config, []
+        for data, place in written:
+            if not data:
+                continue
+            data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data}
+            decoded = decode_kubelet_config(data)
             for v in decoded.violations:
-                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
-                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+                emit(INVALID_OBJECT, v, carrier.place(tuple(v.path)) if place is None else place.within(v.path))
             if decoded.fatal:
                 return
-            config = drop_paths(config, [v.path for v in decoded.violations
-                                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)])
+            unknown += [v.path for v in decoded.violations
+                        if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)]
+        config = drop_paths(config, unknown)
         for rule_id, v in carrier.extra:
             rule = self._rules_by_id.get(rule_id)
             if rule is not None:
@@ -438,9 +499,29 @@ class _Run:
             for v in rule.check(config, ctx):
                 adjusted = carrier.adjust(rule.id, v)
                 if adjusted is not None:
-                    self._emit_doc(doc, prefix, ref, rule,
-                                   replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
-                                   ignores)
+                    emit(rule, adjusted, carrier.place(tuple(adjusted.path)))
+
+    def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
+                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set) -> None:
+        """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
+        an embedded text at the line the setting is on."""
+        from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
+
+        target, base = (companion, ()) if place.document == COMPANION and companion is not None else (doc, prefix)
+        path = base + tuple(place.path)
+        position = position_of(target.data, path)
+        if place.text is not None and position is not None and place.text_index < len(place.text.documents):
+            inner = position_of(place.text.documents[place.text_index], tuple(place.inner))
+            if inner is not None:
+                position = embedded_position(position, place.path[-1] if place.path else None, inner,
+                                             place.text.multiline)
+        position = position or ((target.line, 1) if target.line else None)
+        key = (rule.id, target.source, position, v.message)
+        if key in seen:
+            return
+        seen.add(key)
+        self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
+                   path=base + tuple(place.dotted()))
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,

@@ -247,22 +247,25 @@ def flag_name_for(field_path: Path) -> str | None:
 
 @dataclass(frozen=True)
 class FlagArg:
-    """One word of a kubelet command line and where the carrier keeps it (`origin`: the path
-    of the argument in the carrier's document, e.g. ("nodeRegistration", "kubeletExtraArgs",
-    2, "value"))."""
+    """One word of a kubelet command line and where the carrier keeps it (`origin`: opaque
+    here; a document path such as ("nodeRegistration", "kubeletExtraArgs", 2, "value"), or a
+    `kubelet_layers.Place` when the argument sits inside an embedded text)."""
 
     word: str
-    origin: Path
+    origin: Any
 
 
 @dataclass(frozen=True)
 class FlagProblem:
     """A flag the kubelet refuses (`fatal`: it exits before reading any configuration) or
-    warns about (a deprecation), in the kubelet's words, at the argument's origin."""
+    warns about (a deprecation), in the kubelet's words, at the argument's origin (whatever
+    the carrier gave as `FlagArg.origin`). `value_refused`: the flag is known but its value is
+    not, so the setting it was meant to make is missing from `ParsedFlags.settings`."""
 
-    origin: Path
+    origin: Any
     message: str
     fatal: bool = True
+    value_refused: bool = False
 
 
 @dataclass
@@ -273,19 +276,31 @@ class ParsedFlags:
     command-line-only flags by name, and the problems."""
 
     settings: dict = field(default_factory=dict)
-    origins: dict[Path, Path] = field(default_factory=dict)
-    command_line: dict[str, tuple[Any, Path]] = field(default_factory=dict)
+    origins: dict[Path, Any] = field(default_factory=dict)
+    command_line: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     problems: list[FlagProblem] = field(default_factory=list)
-    words: dict[Path, str] = field(default_factory=dict)     # field path -> "--flag=value" as given
+    words: dict[Path, str] = field(default_factory=dict)     # field path -> the "--flag=value" word
 
     @property
     def fatal(self) -> bool:
         return any(p.fatal for p in self.problems)
 
-    def origin_of(self, path: Path) -> Path | None:
+    @property
+    def value_refused(self) -> bool:
+        return any(p.value_refused for p in self.problems)
+
+    def origin_of(self, path: Path) -> Any:
         """The origin of the argument that set `path` (or the nearest enclosing field)."""
+        return self._nearest(self.origins, path)
+
+    def word_of(self, path: Path) -> str | None:
+        """The argument (`--feature-gates=A=true`) that set `path`, or None."""
+        return self._nearest(self.words, path)
+
+    @staticmethod
+    def _nearest(table: dict, path: Path) -> Any:
         for depth in range(len(path), 0, -1):
-            found = self.origins.get(tuple(path[:depth]))
+            found = table.get(tuple(path[:depth]))
             if found is not None:
                 return found
         return None
@@ -366,7 +381,7 @@ def _set_flag(parsed: ParsedFlags, spec: FlagSpec, value: str, arg: FlagArg, *, 
         own = spec.syntax.parse(value)
     except FlagValueError as err:
         parsed.problems.append(FlagProblem(arg.origin, _refusal(
-            f'invalid argument "{value}" for "--{spec.name}" flag: {err}')))
+            f'invalid argument "{value}" for "--{spec.name}" flag: {err}'), value_refused=True))
         return
     if spec.deprecated:
         parsed.problems.append(FlagProblem(arg.origin, f"Flag --{spec.name} has been deprecated, "
@@ -384,6 +399,17 @@ def _set_flag(parsed: ParsedFlags, spec: FlagSpec, value: str, arg: FlagArg, *, 
     if isinstance(own, dict):
         for key in own:                    # a gate, an option, a reservation: its own argument
             parsed.origins[spec.field + (key,)] = arg.origin
+            parsed.words[spec.field + (key,)] = arg.word
+
+
+def flag_note(flags: ParsedFlags, path: Path, message: str) -> str | None:
+    """How a finding on `path` tells that flags set the value: the argument that set the field
+    the finding points at, else the arguments of the fields the message states ("cpuManagerPolicy
+    is static"): "set by --cpu-manager-policy=static"."""
+    word = flags.word_of(tuple(path)) if path else None
+    words = [word] if word else [w for field_path, w in flags.words.items() if len(field_path) == 1
+                                 and (f"{field_path[0]} is " in message or f"{field_path[0]} (" in message)]
+    return f"set by {', '.join(dict.fromkeys(words))}" if words else None
 
 
 def _refusal(pflag_error: str) -> str:
@@ -413,5 +439,5 @@ def _set(data: dict, path: Path, value: Any) -> None:
 
 
 __all__ = ["FlagSpec", "FlagArg", "FlagProblem", "ParsedFlags", "FLAGS", "REMOVED_FLAGS",
-           "EXITING_FLAGS", "parse_flags", "flag_name_for", "normalise", "CONFIG_FLAG",
+           "EXITING_FLAGS", "parse_flags", "flag_name_for", "flag_note", "normalise", "CONFIG_FLAG",
            "CONFIG_DIR_FLAG"]

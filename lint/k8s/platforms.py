@@ -51,6 +51,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import Path, Severity, Violation, existing_prefix
 
@@ -118,6 +119,24 @@ class PlatformKubelet:
     extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
     unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
                                                        # annotation): schema-checked, not walked
+    # Carriers that keep settings in several places (kubeadm, kind, Cluster API): the layers and
+    # flags they merge (a kubelet_layers.LayeredSettings, which also says where each value
+    # sits), what the platform itself reports about them ((rule id, Place, Violation)), whether
+    # the configuration under them is known (False: only what the carrier shows is judged), and
+    # how to rebuild the carrier over a companion document of the same file (kubeadm's
+    # KubeletConfiguration beside its InitConfiguration): `companion` names its kind.
+    settings: Any = None
+    notices: list = field(default_factory=list)
+    base_known: bool = True
+    companion: tuple[str, str] | None = None
+    rebase: Callable[[Any], "PlatformKubelet"] | None = None
+
+    def place(self, path: Path) -> Place:
+        """Where a finding on `path` (relative to the effective configuration) is reported."""
+        if self.settings is not None:
+            return self.settings.locate(path)
+        return Place(self.document_path(path), shown=bool(path) and (
+            path[0] in (self.written or {}) or path[0] in self.origins))
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -487,7 +506,8 @@ def _show(value: Any) -> str:
 
 # A reader yields one carrier per kubelet configuration the object holds (a platform object
 # with node groups holds several), or a PlatformError for one of the wrong shape; it may also
-# raise a PlatformError when the whole object is unreadable.
+# raise a PlatformError when the whole object is unreadable. `platform_registry` holds every
+# platform's readers.
 Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
 
 READERS: dict[str, Reader] = {
@@ -497,13 +517,5 @@ READERS: dict[str, Reader] = {
 }
 
 
-def platform_reader(api_version: str, kind: str) -> Reader | None:
-    """The reader for a platform object carrying kubelet settings, None for anything else."""
-    for (group, platform_kind), name in PLATFORM_KINDS.items():
-        if kind == platform_kind and api_version.startswith(group):
-            return READERS[name]
-    return None
-
-
-__all__ = ["PlatformKubelet", "PlatformError", "platform_reader", "merge_patch",
+__all__ = ["PlatformKubelet", "PlatformError", "merge_patch", "READERS",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
