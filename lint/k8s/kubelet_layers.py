@@ -217,7 +217,7 @@ def parse_embedded(text: str, source: str) -> tuple[EmbeddedText | None, str | N
         error = errors[0]
         where = f"line {error.line}: " if error.line else ""
         return None, f"{where}{error.message}"
-    return EmbeddedText(text, tuple(d.data for d in documents if d.data is not None and not d.skip)), None
+    return EmbeddedText(text, tuple(d.data for d in documents if d.data is not None)), None
 
 
 __all__ = ["Place", "EmbeddedText", "Layer", "LayeredSettings", "embedded_position", "merge_patch",

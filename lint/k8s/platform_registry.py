@@ -8,6 +8,8 @@ InitConfiguration), so that the engine can pair them.
 """
 from __future__ import annotations
 
+from numaguard.lint.k8s import platform_capi as capi
+from numaguard.lint.k8s import platform_kind as kind
 from numaguard.lint.k8s import platform_kubeadm as kubeadm
 from numaguard.lint.k8s.platforms import PLATFORM_KINDS as _BASE_KINDS
 from numaguard.lint.k8s.platforms import READERS as _BASE_READERS
@@ -15,16 +17,21 @@ from numaguard.lint.k8s.platforms import Reader
 
 PLATFORM_KINDS: dict[tuple[str, str], str] = {
     **_BASE_KINDS,
-    **{(kubeadm.KUBEADM_GROUP, kind): "kubeadm" for kind in kubeadm.NODE_KINDS},
+    **{(kubeadm.KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in kubeadm.NODE_KINDS},
+    (kind.KIND_GROUP, "Cluster"): "kind",
+    **{key: "capi" for key in capi.SPEC_PATHS},
 }
 
 READERS: dict[str, Reader] = {
     **_BASE_READERS,
     "kubeadm": kubeadm.kubeadm_configuration,
+    "kind": kind.kind_cluster,
+    "capi": capi.capi_kubeadm,
 }
 
 COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
-    (kubeadm.KUBEADM_GROUP, kind): (kubeadm.KUBELET_GROUP, kubeadm.KUBELET_KIND) for kind in kubeadm.NODE_KINDS
+    (kubeadm.KUBEADM_GROUP, node_kind): (kubeadm.KUBELET_GROUP, kubeadm.KUBELET_KIND)
+    for node_kind in kubeadm.NODE_KINDS
 }
 
 
