@@ -123,6 +123,7 @@ class Linter:
         run.merged_dropins.clear()
         run.companions.clear()
         run.owned_companions.clear()
+        run.companion_findings.clear()
 
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
@@ -200,6 +201,7 @@ class _Run:
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
         self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
+        self.companion_findings: set = set()              # findings already reported on a companion
         rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
@@ -516,10 +518,13 @@ class _Run:
                 position = embedded_position(position, place.path[-1] if place.path else None, inner,
                                              place.text.multiline)
         position = position or ((target.line, 1) if target.line else None)
+        # A place several carriers share (two nodes of one kind Cluster, an InitConfiguration
+        # and a JoinConfiguration over one KubeletConfiguration) gets the finding once.
+        bucket = self.companion_findings if target is companion else seen
         key = (rule.id, target.source, position, v.message)
-        if key in seen:
+        if key in bucket:
             return
-        seen.add(key)
+        bucket.add(key)
         self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
                    path=base + tuple(place.dotted()))
 

@@ -127,10 +127,10 @@ def kind_cluster(doc: dict) -> list[PlatformKubelet | PlatformError]:
             notices += _ineffective(patch, patches, i, bootstrap, versions[i])
     for patch in cluster_patches:
         notices += _ineffective(patch, cluster_patches, None, bootstrap, versions[bootstrap])
+    # Findings on no field in particular go to the KubeletConfiguration patch all nodes share
+    # (the string itself), else to the node.
     shown_kubelet = [layer for layer in kubelet_layers[1:] if layer.mode != JSON6902 and layer.place.path]
-    fallback = shown_kubelet[-1].place if shown_kubelet else Place(("kubeadmConfigPatches",) if
-                                                                   "kubeadmConfigPatches" in doc else ())
-    fallback = Place(fallback.path)          # the patch string itself, not a line inside it
+    shared = Place(shown_kubelet[-1].place.path) if shown_kubelet else None
 
     carriers: list[PlatformKubelet | PlatformError] = []
     for i, node in enumerate(nodes):
@@ -145,7 +145,8 @@ def kind_cluster(doc: dict) -> list[PlatformKubelet | PlatformError]:
             continue
         carrier = kubeadm_node(f"kind Cluster nodes[{i}] ({roles[i]}, kubeadm {'init' if i == bootstrap else 'join'})",
                                args, [copy.copy(layer) for layer in kubelet_layers], base_known=True,
-                               fallback=fallback, notices=notices if not carriers else [])
+                               fallback=shared or Place(("nodes", i) if "nodes" in doc else ()),
+                               notices=notices if not carriers else [])
         carrier.platform_set = _kind_notes(kubelet_layers)
         carriers.append(carrier)
     return carriers
@@ -194,6 +195,9 @@ def _extra_args(kubeadm_kind: str, patches: list[_Patch], version: tuple[int, in
         as_list = None if v1beta4 and not patch.api_version else v1beta4
         if isinstance(value, dict) and as_list is not False:      # version-less map on v1beta4
             entries = [(str(k), v, place.within((k,))) for k, v in value.items()]
+        elif isinstance(value, list) and v1beta4:                 # a null value deletes (kubeadm_merge.go)
+            entries = [(item["name"], item.get("value"), place.within((i, "value"))) for i, item in enumerate(value)
+                       if isinstance(item, dict) and isinstance(item.get("name"), str)]
         else:
             entries = [(a.name, a.value, a.place) for a in read_extra_args(value, place, as_list)]
         args = _merge_args(args, entries)
