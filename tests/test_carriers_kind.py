@@ -154,3 +154,41 @@ def test_patch_that_is_not_yaml_is_kinds_failure():
     result = lint("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nkubeadmConfigPatches:\n- \"kind: [\"\n")
     assert rows(result) == [("NG002", "error", 4, 3, "kubeadmConfigPatches[0]")]
     assert result.findings[0].message.startswith("kind fails to parse this patch: ")
+
+
+def test_json_6902_patch_of_the_kubelet_configuration_points_at_its_operation():
+    result = lint("""\
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+kubeadmConfigPatchesJSON6902:
+- group: kubelet.config.k8s.io
+  version: v1beta1
+  kind: KubeletConfiguration
+  patch: |
+    - op: add
+      path: /topologyManagerPolicy
+      value: single-numa-node
+    - op: add
+      path: /topologyManagerScope
+      value: Pod
+""")
+    assert [(f.rule, f.line, f.column, f.path) for f in result.findings if f.rule == "NG205"] == [
+        ("NG205", 13, 14, "kubeadmConfigPatchesJSON6902[0].patch[1].value")]
+
+
+def test_json_6902_patch_that_does_not_apply_is_kinds_failure():
+    result = lint("""\
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+kubeadmConfigPatchesJSON6902:
+- group: kubelet.config.k8s.io
+  version: v1beta1
+  kind: KubeletConfiguration
+  patch: |
+    - op: replace
+      path: /cpuManagerPolicy
+      value: static
+""")
+    assert [(f.rule, f.severity.value, f.line, f.message) for f in result.findings] == [
+        ("NG002", "error", 7, "the JSON 6902 patch does not apply: can't replace a non-existent object "
+                              "'cpuManagerPolicy'")]

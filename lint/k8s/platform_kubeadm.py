@@ -150,9 +150,9 @@ def kubeadm_node(platform: str, args: list[ExtraArg], layers: list[Layer], *, ba
                                                         f"kubeadm writes instead of passing --{name}.")))
     settings = LayeredSettings(layers, flags, fallback=Place(fallback.path, fallback.document, fallback.text,
                                                              fallback.text_index, fallback.inner, shown=False))
+    config = settings.effective()
     for place, message in settings.problems:
         notices.append(("NG002", place, Violation((), message)))
-    config = settings.effective()
     adjusters = (_tell_flags,) if base_known else (judge_shown_only, _tell_flags)
     return PlatformKubelet(platform, config, {}, (), fallback=fallback.path, settings=settings,
                            notices=notices, base_known=base_known, adjusters=adjusters)
