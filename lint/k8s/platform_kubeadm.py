@@ -35,7 +35,7 @@ from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagA
 from numaguard.lint.k8s.kubelet_layers import (COMPANION, REPLACE, Layer, LayeredSettings, Place,
                                                judge_shown_only)
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import Severity, Violation
 
 KUBEADM_GROUP = "kubeadm.k8s.io/"
 KUBELET_GROUP = "kubelet.config.k8s.io/"
