@@ -192,3 +192,23 @@ kubeadmConfigPatchesJSON6902:
     assert [(f.rule, f.severity.value, f.line, f.message) for f in result.findings] == [
         ("NG002", "error", 7, "the JSON 6902 patch does not apply: can't replace a non-existent object "
                               "'cpuManagerPolicy'")]
+
+
+def test_init_patch_on_a_worker_and_join_patch_on_the_first_control_plane_are_dead():
+    result = lint("""\
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+- role: control-plane
+  kubeadmConfigPatches:
+  - |
+    kind: JoinConfiguration
+- role: worker
+  kubeadmConfigPatches:
+  - |
+    kind: InitConfiguration
+""")
+    assert [(f.rule, f.severity.value, f.line, f.message) for f in result.findings] == [
+        ("NG002", "warning", 7, "this JoinConfiguration patch has no effect on nodes[0]: that node runs kubeadm init"),
+        ("NG002", "warning", 11, "this InitConfiguration patch has no effect on nodes[1]: that node joins with "
+                                 "kubeadm join")]

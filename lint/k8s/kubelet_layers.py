@@ -36,7 +36,8 @@ class EmbeddedText:
 
     @property
     def multiline(self) -> bool:
-        return "\n" in self.text.rstrip("\n")
+        """A block scalar (`|`): its text ends with a newline even when it has one line."""
+        return "\n" in self.text
 
 
 @dataclass(frozen=True)
