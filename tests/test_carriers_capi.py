@@ -6,22 +6,19 @@ from __future__ import annotations
 import base64
 import gzip
 
-from numaguard.lint.engine import lint_documents
 from numaguard.lint.k8s.platform_capi import capi_kubeadm
 from numaguard.lint.load.documents import load_text
 
-from conftest import FIXTURES
+from conftest import FIXTURES, finding_rows, lint_text
 
 CAPI = FIXTURES / "carriers" / "capi"
 
 
 def lint(text: str, name: str = "capi.yaml"):
-    docs, errors = load_text(text, name)
-    return lint_documents(docs, load_errors=errors)
+    return lint_text(text, name)
 
 
-def rows(result):
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings]
+rows = finding_rows
 
 
 def test_removed_feature_gate_in_real_aws_templates():

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.engine import lint_documents
 from numaguard.lint.k8s.platform_kind import kind_cluster
-from numaguard.lint.load.documents import load_text
 
-from conftest import FIXTURES
+from conftest import FIXTURES, finding_rows, lint_text
 
 KIND = FIXTURES / "carriers" / "kind"
 
 
 def lint(text: str, name: str = "kind.yaml"):
-    docs, errors = load_text(text, name)
-    return lint_documents(docs, load_errors=errors)
+    return lint_text(text, name)
 
 
-def rows(result):
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings]
+rows = finding_rows
 
 
 STATIC_WITHOUT_RESERVATION = """\

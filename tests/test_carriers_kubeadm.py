@@ -3,21 +3,19 @@ command line, over kubeadm's defaults and the file's KubeletConfiguration, each 
 argument or the field that set the value (lint/k8s/platform_kubeadm.py)."""
 from __future__ import annotations
 
-from numaguard.lint.engine import lint_documents
 from numaguard.lint.k8s.platform_kubeadm import command_line, kubeadm_configuration, read_extra_args
 from numaguard.lint.k8s.kubelet_layers import Place
-from numaguard.lint.load.documents import load_text
+
+from conftest import finding_rows, lint_text
 
 REFUSES = "the kubelet refuses to start: failed to parse kubelet flag: "
 
 
-def lint(text: str):
-    docs, errors = load_text(text, "kubeadm.yaml")
-    return lint_documents(docs, load_errors=errors)
+def lint(text: str, name: str = "kubeadm.yaml"):
+    return lint_text(text, name)
 
 
-def rows(result):
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings]
+rows = finding_rows
 
 
 INIT_V1BETA4 = """\

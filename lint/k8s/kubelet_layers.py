@@ -18,7 +18,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from numaguard.lint.k8s.kubelet_dropin import value_exists
+from numaguard.lint.k8s.kubelet_dropin import merge_patch, value_exists
 from numaguard.lint.k8s.kubelet_flags import ParsedFlags
 from numaguard.lint.model import Path
 
@@ -154,19 +154,6 @@ def apply_layer(config: Any, layer: Layer, problems: list[tuple[Place, str]]) ->
             problems.append((layer.place, f"{layer.label or 'the JSON patch'} does not apply: {err}"))
             return config
     return merge_patch(config, layer.data)
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: mappings merge key by key, null deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    out = {k: copy.deepcopy(v) for k, v in target.items()} if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            out.pop(key, None)
-        else:
-            out[key] = merge_patch(out.get(key), value)
-    return out
 
 
 def json_patch_touches(operations: Any) -> dict[Path, Path]:
