@@ -298,7 +298,7 @@ class _Run:
                                Violation(path=problem.path, message=problem.message),
                                doc.ignores | _annotation_ignores(annotations),
                                annotations.get(IGNORE_REASON_ANNOTATION))
-        if found.kind == "kubelet" and not found.platforms and not found.problems:
+        if found.kind == "kubelet" and not found.platforms and not found.problems and _is_kubelet_config(data):
             if id(doc) in self.owned_companions and not prefix:
                 self._lint_companion(doc, found.ref)
             else:

@@ -135,3 +135,11 @@ spec:
 """)
     assert rows(result) == [("NG002", "error", 9, 11, "spec.kubeadmConfigSpec.initConfiguration.nodeRegistration"
                                                      ".kubeletExtraArgs")]
+
+
+def test_template_without_spec_is_a_join_over_kubeadms_defaults_not_a_kubelet_configuration():
+    result = lint("apiVersion: bootstrap.cluster.x-k8s.io/v1beta2\nkind: KubeadmConfigTemplate\nmetadata:\n  name: md\n")
+    assert (rows(result), result.summary.objects) == ([], 1)
+    carrier = capi_kubeadm({"apiVersion": "bootstrap.cluster.x-k8s.io/v1beta2", "kind": "KubeadmConfigTemplate"})[0]
+    assert (carrier.platform, carrier.config["cgroupDriver"]) == ("Cluster API KubeadmConfigTemplate (kubeadm join)",
+                                                                  "systemd")

@@ -57,7 +57,8 @@ def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
     for depth, key in enumerate(spec_path, start=1):
         spec = spec.get(key) if isinstance(spec, dict) else None
         if spec is None:
-            return []
+            spec = {}              # nothing configured: kubeadm's defaults, joined with no arguments
+            break
         if not isinstance(spec, dict):
             raise PlatformError(spec_path[:depth], f"{'.'.join(spec_path[:depth])} must be a mapping")
     as_list = not api_version.endswith("/v1beta1")
