@@ -285,3 +285,78 @@ def test_a_bad_template_path_in_the_config_is_exit_2_with_the_key(tmp_path):
         "separated by dots, `[*]` after a list field for each of its items, `*` for each value of a map, `?` "
         "after a field that may be absent, e.g. spec.workers[*].template or spec.roles?.*.template")
     assert "Traceback" not in result.stderr
+
+
+TWO_JOBS = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, namespace: ml}
+spec:
+  replicatedJobs:
+  - name: workers
+    template:
+      spec:
+        template:
+          spec:
+            resources: {requests: {cpu: "8", memory: 8Gi}, limits: {cpu: "8", memory: 8Gi}}
+            containers: [{name: w, image: registry.example/w:1}]
+  - name: driver
+    template:
+      spec:
+        template:
+          spec:
+            resources: {requests: {cpu: "2", memory: 2Gi}, limits: {cpu: "2", memory: 2Gi}}
+            containers: [{name: d, image: registry.example/d:1}]
+"""
+
+
+def test_simulate_plays_every_template_of_a_carrier_named_apart(tmp_path):
+    (tmp_path / "jobset.yaml").write_text(TWO_JOBS)
+    result = run_cli("simulate", "--node", "builtin:dual-socket-ht", "jobset.yaml", "--format", "json", cwd=tmp_path)
+    report = json.loads(result.stdout)
+    workers, driver = ({"kind": "JobSet", "namespace": "ml", "name": "train",
+                        "template": f"spec.replicatedJobs[{i}].template.spec.template"} for i in (0, 1))
+    assert [(p["object"], p["admitted"], p["numaNodes"]) for p in report["pods"]] == \
+        [(workers, True, [0]), (driver, True, [0])]
+    assert [c["object"] for c in report["capacity"]] == [workers, driver]
+    text = run_cli("simulate", "--node", "builtin:dual-socket-ht", "jobset.yaml", cwd=tmp_path).stdout
+    assert [line for line in text.splitlines() if line.startswith("[")] == [
+        "[1] JobSet ml/train spec.replicatedJobs[0].template.spec.template: admitted on NUMA 0 (preferred)",
+        "[2] JobSet ml/train spec.replicatedJobs[1].template.spec.template: admitted on NUMA 0 (preferred)"]
+
+
+def test_simulate_reads_the_config_s_carriers(tmp_path):
+    (tmp_path / "numaguard.yaml").write_text(
+        "podTemplates:\n- group: ml.example.com\n  kind: Trainer\n  paths: [\"spec.workers[*].template\"]\n")
+    (tmp_path / "trainer.yaml").write_text(
+        "apiVersion: ml.example.com/v1\nkind: Trainer\nmetadata: {name: t}\nspec:\n  workers:\n"
+        "  - template:\n      spec:\n        resources: {limits: {cpu: \"4\", memory: 4Gi}, requests: {cpu: \"4\", memory: 4Gi}}\n"
+        "        containers: [{name: c, image: i:1}]\n")
+    without = run_cli("simulate", "--node", "builtin:dual-socket-ht", "trainer.yaml", cwd=tmp_path)
+    assert (without.returncode, without.stderr.strip()) == \
+        (2, "Error: no Pod or pod template found in trainer.yaml")
+    result = run_cli("simulate", "--node", "builtin:dual-socket-ht", "--config", "numaguard.yaml", "trainer.yaml",
+                     "--format", "json", cwd=tmp_path)
+    assert [(p["object"], p["admitted"]) for p in json.loads(result.stdout)["pods"]] == \
+        [({"kind": "Trainer", "namespace": None, "name": "t"}, True)]
+
+
+def test_a_baseline_tells_the_same_flaw_in_two_templates_apart(tmp_path):
+    (tmp_path / "jobset.yaml").write_text(TWO_JOBS.replace('cpu: "8"', 'cpu: "8 cores"')
+                                          .replace('cpu: "2"', 'cpu: "2 cores"'))
+    written = run_cli("lint", "--write-baseline", "base.json", "jobset.yaml", cwd=tmp_path)
+    assert written.stderr == "numaguard: recorded 4 finding(s) in base.json\n"
+    entries = json.loads((tmp_path / "base.json").read_text())["entries"]
+    assert sorted(e["path"] for e in entries) == [
+        f"spec.replicatedJobs[{i}].template.spec.template.spec.resources.{which}.cpu"
+        for i in (0, 1) for which in ("limits", "requests")]
+    assert len({e["fingerprint"] for e in entries}) == 4 and {e["count"] for e in entries} == {1}
+    # the driver fixed: its two entries are gone (and its pod budget explained), the workers' two known
+    (tmp_path / "jobset.yaml").write_text(TWO_JOBS.replace('cpu: "8"', 'cpu: "8 cores"'))
+    report = json.loads(run_cli("lint", "--baseline", "base.json", "jobset.yaml", "--format", "json",
+                                cwd=tmp_path).stdout)
+    assert [(f["rule"], f["path"], f["baselineState"]) for f in report["findings"]] == [
+        ("NG002", "spec.replicatedJobs[0].template.spec.template.spec.resources.requests.cpu", "unchanged"),
+        ("NG002", "spec.replicatedJobs[0].template.spec.template.spec.resources.limits.cpu", "unchanged"),
+        ("NG110", "spec.replicatedJobs[1].template.spec.template.spec.resources", "new")]
+    assert (report["summary"]["baselineUnchanged"], report["summary"]["baselineFixed"]) == (2, 2)
