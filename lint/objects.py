@@ -141,11 +141,13 @@ def pod_templates(doc: dict, ref: ObjectRef, carrier: PodCarrier,
         return
     # The path ends at the template; its `spec` is the pod spec, required.
     steps = template_path.steps + (Field("spec"),)
-    yield from _walk(doc, steps, (), (), _Walk(doc, ref, carrier, template_path))
+    yield from _walk(doc, steps, (), (), _TemplateSearch(doc, ref, carrier, template_path))
 
 
 @dataclass(frozen=True)
-class _Walk:
+class _TemplateSearch:
+    """What one search for a carrier's templates needs besides the node it is at."""
+
     doc: dict
     ref: ObjectRef
     carrier: PodCarrier
@@ -159,29 +161,29 @@ class _Walk:
 
 
 def _walk(node: Any, steps: tuple[Step, ...], path: Path, holders: tuple[dict, ...],
-          walk: _Walk) -> Iterator[PodTarget | ShapeProblem]:
+          search: _TemplateSearch) -> Iterator[PodTarget | ShapeProblem]:
     """Follow `steps` from `node` (at `path`); `holders` are the mappings passed on the way,
     whose metadata annotations the template inherits (outermost first)."""
     expected = list if steps and steps[0] is Each.LIST_ITEM else dict
     if node is None:
-        yield walk.problem(path, "is missing")
+        yield search.problem(path, "is missing")
         return
     if not isinstance(node, expected):
-        yield walk.problem(path, f"must be {'a list' if expected is list else 'a mapping'}, found {value_kind(node)}")
+        yield search.problem(path, f"must be {'a list' if expected is list else 'a mapping'}, found {value_kind(node)}")
         return
     if not steps:                 # the pod spec; the last holder is its template
-        yield PodTarget(ref=walk.ref, spec=node, spec_path=path, annotations=_merged_annotations(holders),
-                        metadata_path=path[:-1] + ("metadata",), refused_fields=walk.carrier.refused_pod_fields)
+        yield PodTarget(ref=search.ref, spec=node, spec_path=path, annotations=_merged_annotations(holders),
+                        metadata_path=path[:-1] + ("metadata",), refused_fields=search.carrier.refused_pod_fields)
         return
     step, rest = steps[0], steps[1:]
     if step is Each.LIST_ITEM:
         for i, item in enumerate(node):
-            yield from _walk(item, rest, path + (i,), holders, walk)
+            yield from _walk(item, rest, path + (i,), holders, search)
     elif step is Each.MAP_VALUE:
         for key, value in node.items():
-            yield from _walk(value, rest, path + (key,), holders, walk)
+            yield from _walk(value, rest, path + (key,), holders, search)
     elif node.get(step.name) is not None or not step.optional:
-        yield from _walk(node.get(step.name), rest, path + (step.name,), holders + (node,), walk)
+        yield from _walk(node.get(step.name), rest, path + (step.name,), holders + (node,), search)
 
 
 def _present(doc: dict, path: Path) -> bool:

@@ -360,3 +360,16 @@ def test_a_baseline_tells_the_same_flaw_in_two_templates_apart(tmp_path):
         ("NG002", "spec.replicatedJobs[0].template.spec.template.spec.resources.limits.cpu", "unchanged"),
         ("NG110", "spec.replicatedJobs[1].template.spec.template.spec.resources", "new")]
     assert (report["summary"]["baselineUnchanged"], report["summary"]["baselineFixed"]) == (2, 2)
+
+
+def test_every_volcano_example_once_a_false_ng002_is_judged_by_its_tasks():
+    """volcano-sh/volcano's 26 Jobs and CronJobs were 26 false "spec.template is missing"
+    errors while kinds were matched without their group."""
+    results = [lint_documents(documents, load_errors=errors)
+               for _source, documents, errors in load_paths([str(CRDS / "volcano-examples")])]
+    assert (len(results), sum(r.summary.objects for r in results), [f for r in results for f in r.findings]) == \
+        (23, 26, [])
+    scoped = [f for _source, documents, errors in load_paths([str(CRDS / "volcano-examples")])
+              for f in lint_documents(documents, config=config_from_dict({"scope": "all"})).findings]
+    assert {(f.rule, f.object.api_version) for f in scoped} == {("NG101", "batch.volcano.sh/v1alpha1")}
+    assert len(scoped) == 44
