@@ -124,7 +124,10 @@ class PodCarriers:
 
     def find(self, group: str, version: str, kind: str) -> PodCarrier | None:
         """The carrier for an object of this group, version and kind; None when it is none."""
-        return next((c for c in self._index.get((group, kind), ()) if c.serves(version)), None)
+        for carrier in self._index.get((group, kind), ()):
+            if carrier.serves(version):
+                return carrier
+        return None
 
     def kinds(self) -> dict[tuple[str, str], tuple[str, ...]]:
         """(group, kind) -> the versions served (() for every version), over every entry."""

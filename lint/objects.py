@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterator
+from typing import Any
 
-from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, Step, TemplatePath
+from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, TemplatePath
 from numaguard.lint.k8s.platforms import PlatformError, platform_reader
 from numaguard.lint.model import ObjectRef, Path, dotted_path, existing_prefix, value_kind
 
@@ -125,65 +125,54 @@ def classify(doc: dict, carriers: PodCarriers) -> Classified:
     pods: list[PodTarget] = []
     problems: list[ShapeProblem] = []
     for template_path in carrier.paths:
-        for found in pod_templates(doc, ref, carrier, template_path):
-            if isinstance(found, PodTarget):
-                pods.append(found)
-            elif found not in problems:       # two paths through one missing field: said once
-                problems.append(found)
+        found, wrong = pod_templates(doc, ref, carrier, template_path)
+        pods += found
+        # two paths through one missing field (AdvancedCronJob's `spec.template`): said once
+        problems += [p for p in wrong if p not in problems]
     return Classified("pod", ref, pods=tuple(pods), problems=tuple(problems))
 
 
+_POD_SPEC = Field("spec")     # every template path ends at a template; its spec is required
+
+
 def pod_templates(doc: dict, ref: ObjectRef, carrier: PodCarrier,
-                  template_path: TemplatePath) -> Iterator[PodTarget | ShapeProblem]:
+                  template_path: TemplatePath) -> tuple[list[PodTarget], list[ShapeProblem]]:
     """Every pod template at `template_path` (wildcards expanded, in document order), each with
-    a `spec` mapping, and what is wrong where a required part is missing or mis-shaped."""
+    a `spec` mapping, and what is wrong where a required part is missing or mis-shaped.
+
+    Walked one step at a time over every node the path has reached so far (its position, and
+    the mappings passed on the way, whose metadata annotations the template inherits)."""
     if template_path.unless and _present(doc, template_path.unless):
-        return
-    # The path ends at the template; its `spec` is the pod spec, required.
-    steps = template_path.steps + (Field("spec"),)
-    yield from _walk(doc, steps, (), (), _TemplateSearch(doc, ref, carrier, template_path))
+        return [], []
+    problems: list[ShapeProblem] = []
+    reached: list[tuple[Any, Path, tuple[dict, ...]]] = [(doc, (), ())]
+    for step in (*template_path.steps, _POD_SPEC, None):
+        expected = list if step is Each.LIST_ITEM else dict
+        following: list[tuple[Any, Path, tuple[dict, ...]]] = []
+        for node, path, holders in reached:
+            if not isinstance(node, expected):
+                what = "is missing" if node is None else \
+                    f"must be {'a list' if expected is list else 'a mapping'}, found {value_kind(node)}"
+                problems.append(_problem(doc, ref, template_path, path, what))
+            elif step is None:            # the pod spec; the last holder is its template
+                following.append((node, path, holders))
+            elif step is Each.LIST_ITEM:
+                following += [(item, path + (i,), holders) for i, item in enumerate(node)]
+            elif step is Each.MAP_VALUE:
+                following += [(value, path + (key,), holders) for key, value in node.items()]
+            elif node.get(step.name) is not None or not step.optional:
+                following.append((node.get(step.name), path + (step.name,), holders + (node,)))
+        reached = following
+    return [PodTarget(ref=ref, spec=spec, spec_path=path, annotations=_merged_annotations(holders),
+                      metadata_path=path[:-1] + ("metadata",), refused_fields=carrier.refused_pod_fields)
+            for spec, path, holders in reached], problems
 
 
-@dataclass(frozen=True)
-class _TemplateSearch:
-    """What one search for a carrier's templates needs besides the node it is at."""
-
-    doc: dict
-    ref: ObjectRef
-    carrier: PodCarrier
-    template_path: TemplatePath
-
-    def problem(self, path: Path, what: str) -> ShapeProblem:
-        message = f"{self.ref.kind}: {dotted_path(path)} {what}"
-        if self.template_path.unless:
-            message += f" (it is needed unless {dotted_path(self.template_path.unless)} is set)"
-        return ShapeProblem(existing_prefix(self.doc, path), message)
-
-
-def _walk(node: Any, steps: tuple[Step, ...], path: Path, holders: tuple[dict, ...],
-          search: _TemplateSearch) -> Iterator[PodTarget | ShapeProblem]:
-    """Follow `steps` from `node` (at `path`); `holders` are the mappings passed on the way,
-    whose metadata annotations the template inherits (outermost first)."""
-    expected = list if steps and steps[0] is Each.LIST_ITEM else dict
-    if node is None:
-        yield search.problem(path, "is missing")
-        return
-    if not isinstance(node, expected):
-        yield search.problem(path, f"must be {'a list' if expected is list else 'a mapping'}, found {value_kind(node)}")
-        return
-    if not steps:                 # the pod spec; the last holder is its template
-        yield PodTarget(ref=search.ref, spec=node, spec_path=path, annotations=_merged_annotations(holders),
-                        metadata_path=path[:-1] + ("metadata",), refused_fields=search.carrier.refused_pod_fields)
-        return
-    step, rest = steps[0], steps[1:]
-    if step is Each.LIST_ITEM:
-        for i, item in enumerate(node):
-            yield from _walk(item, rest, path + (i,), holders, search)
-    elif step is Each.MAP_VALUE:
-        for key, value in node.items():
-            yield from _walk(value, rest, path + (key,), holders, search)
-    elif node.get(step.name) is not None or not step.optional:
-        yield from _walk(node.get(step.name), rest, path + (step.name,), holders + (node,), search)
+def _problem(doc: dict, ref: ObjectRef, template_path: TemplatePath, path: Path, what: str) -> ShapeProblem:
+    message = f"{ref.kind}: {dotted_path(path)} {what}"
+    if template_path.unless:
+        message += f" (it is needed unless {dotted_path(template_path.unless)} is set)"
+    return ShapeProblem(existing_prefix(doc, path), message)
 
 
 def _present(doc: dict, path: Path) -> bool:
