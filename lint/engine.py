@@ -21,7 +21,7 @@ from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
@@ -187,7 +187,8 @@ def rule_context(config: Config, node: Any = None) -> LintContext:
     empty = empty_state_or_none(node.topology, kubelet_config, name=getattr(node, "name", "node")) \
         if node is not None else None
     return LintContext(kubernetes_version=config.kubernetes_version, scope_all=config.scope_all,
-                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty)
+                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty,
+                       carriers=config.pod_carriers)
 
 
 class _Run:
@@ -275,7 +276,7 @@ class _Run:
         if reason is not None:
             self.summary.skip(reason)
             return
-        found = classify(data)
+        found = classify(data, self.ctx.carriers)
         if found.kind == "skip":
             hardware = _hardware(data, _label(doc, prefix))
             if hardware is not None:
@@ -324,7 +325,9 @@ class _Run:
             return
         self.summary.assumed_managed += scope == "assumed"
         prefix = prefix + pod.spec_path
-        problems = pod_schema_violations(pod.spec)
+        problems = pod_schema_violations(pod.spec) + [
+            Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
+            for name, why in pod.refused_fields if pod.spec.get(name) is not None]
         ignores = doc.ignores | _annotation_ignores(pod.annotations)
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:
@@ -546,7 +549,7 @@ class _Run:
             rule=rule.id, name=rule.name, severity=severity, message=v.message,
             remediation=v.remediation or rule.remediation, file=file,
             line=position[0] if position else None, column=position[1] if position else None,
-            object=ref, container=v.container, path=_dotted(path), suppressed=suppressed,
+            object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
             suppress_reason=reason if suppressed else None)
         self.findings.append(finding)
         if suppressed:
@@ -684,11 +687,4 @@ def _at(data: Any, path: Path) -> Any:
     for key in path:
         data = data[key]
     return data
-
-
-def _dotted(path: Path) -> str:
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
-    return out
 
