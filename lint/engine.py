@@ -23,6 +23,8 @@ from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.k8s.platform_carriers import kindless_reader
+from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
@@ -87,6 +89,7 @@ class RunPart:
     findings: list[Finding]
     summary: Summary
     pool: _PoolInputs
+    rendered: RenderedFindings = field(default_factory=RenderedFindings)
 
 
 class Linter:
@@ -124,8 +127,8 @@ class Linter:
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
         run = self._run
-        part = RunPart(run.findings, run.summary, run.pool)
-        run.findings, run.summary, run.pool = [], Summary(), _PoolInputs()
+        part = RunPart(run.findings, run.summary, run.pool, run.rendered)
+        run.findings, run.summary, run.pool, run.rendered = [], Summary(), _PoolInputs(), RenderedFindings()
         return part
 
     def absorb(self, part: RunPart) -> None:
@@ -134,11 +137,14 @@ class Linter:
         run.findings.extend(part.findings)
         run.summary.add(part.summary)
         run.pool.merge(part.pool)
+        run.rendered.merge(part.rendered)
 
     def finish(self) -> LintResult:
         """Run the pool pass and return every finding, sorted as the reports show them."""
         run = self._run
         run.pool_pass()
+        for finding in run.rendered.release():      # a render's findings its profile lacks
+            run.record(finding)
         sort_findings(run.findings)
         return LintResult(run.findings, run.summary)
 
@@ -172,7 +178,9 @@ def skip_reason(data: Any) -> str | None:
     api_version = data.get("apiVersion")
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
-        return skips.NOT_KUBERNETES
+        # Talos' machine configuration and GKE's node system configuration carry kubelet
+        # settings without a kind (numaguard.lint.k8s.platform_carriers)
+        return None if kindless_reader(data) is not None else skips.NOT_KUBERNETES
     return None
 
 
@@ -203,6 +211,7 @@ class _Run:
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.pool = _PoolInputs()
+        self.rendered = RenderedFindings()
 
     # -- documents ---------------------------------------------------------------------
     def collect_dropins(self, docs: list[Document]) -> None:
@@ -271,7 +280,7 @@ class _Run:
                                Violation(path=problem.path, message=problem.message),
                                doc.ignores | _annotation_ignores(annotations),
                                annotations.get(IGNORE_REASON_ANNOTATION))
-        if found.kind == "kubelet" and not found.platforms and not found.problems:
+        if found.kind == "kubelet":
             self._lint_kubelet(doc, prefix, data, found.ref)
         for carrier in found.platforms:
             self._lint_platform_kubelet(doc, prefix, carrier, found.ref,
@@ -410,6 +419,18 @@ class _Run:
         # construction): their YAML, or settings without positions (a PerformanceProfile's
         # JSON annotation), each finding pointed at where it was written. As for a
         # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
+        def emit(rule: Rule, v: Violation) -> None:
+            # A rendered KubeletConfig's finding waits for its profile's (lint/rendered.py);
+            # a profile's finding is noted so that the render's same one is dropped.
+            kubelet_path = tuple(v.path)
+            v = carrier.adjust(rule.id, v)
+            if v is None:
+                return
+            if carrier.renders_of:
+                self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
+            self._emit_doc(doc, prefix, ref, rule, replace(v, path=carrier.document_path(tuple(v.path))),
+                           ignores, held=(carrier.rendered_from, kubelet_path) if carrier.rendered_from else None)
+
         written = dict(carrier.written or carrier.unpositioned)
         config = carrier.config
         if written:
@@ -417,8 +438,7 @@ class _Run:
             written.setdefault("kind", "KubeletConfiguration")
             decoded = decode_kubelet_config(written)
             for v in decoded.violations:
-                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
-                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+                emit(INVALID_OBJECT, v)
             if decoded.fatal:
                 return
             config = drop_paths(config, [v.path for v in decoded.violations
@@ -436,22 +456,22 @@ class _Run:
             if not in_pool and rule.id not in VALIDITY_RULES:
                 continue
             for v in rule.check(config, ctx):
-                adjusted = carrier.adjust(rule.id, v)
-                if adjusted is not None:
-                    self._emit_doc(doc, prefix, ref, rule,
-                                   replace(adjusted, path=carrier.document_path(tuple(adjusted.path))),
-                                   ignores)
+                emit(rule, v)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
-                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None) -> None:
+                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None,
+                  held: tuple | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
-                   path=path, reason=reason)
+                   path=path, reason=reason, held=held)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
-              ignores: frozenset[str], path: Path = (), reason: str | None = None) -> None:
+              ignores: frozenset[str], path: Path = (), reason: str | None = None,
+              held: tuple | None = None) -> None:
+        """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
+        finding back until the run shows whether its profile has it too (`rendered`)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
@@ -462,11 +482,18 @@ class _Run:
             line=position[0] if position else None, column=position[1] if position else None,
             object=ref, container=v.container, path=_dotted(path), suppressed=suppressed,
             suppress_reason=reason if suppressed else None)
+        if held is not None:
+            self.rendered.hold(held[0], rule.id, held[1], finding)
+            return
+        self.record(finding)
+
+    def record(self, finding: Finding) -> None:
+        """Keep a finding and count it."""
         self.findings.append(finding)
-        if suppressed:
+        if finding.suppressed:
             self.summary.suppressed += 1
         else:
-            self.summary.counts[severity.value] += 1
+            self.summary.counts[finding.severity.value] += 1
 
 
 def _own_annotations(data: dict) -> dict[str, str]:

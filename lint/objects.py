@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from numaguard.lint.k8s.platform_carriers import carrier_reader, kindless_reader
 from numaguard.lint.k8s.platforms import PlatformError, platform_reader
 from numaguard.lint.model import ObjectRef, Path
 
@@ -80,7 +81,7 @@ class Classified:
     platform object with several kubelet configurations (one per node group). A subject whose
     shape is wrong is a `ShapeProblem`; the others are still judged."""
 
-    kind: str                                  # "pod" | "kubelet" | "skip"
+    kind: str                                  # "pod" | "kubelet" | "platform" | "skip"
     ref: ObjectRef
     pods: tuple[PodTarget, ...] = ()
     platforms: tuple[Any, ...] = ()            # kubelet configs carried by a platform object
@@ -106,7 +107,11 @@ def classify(doc: dict) -> Classified:
     kind, api_version = ref.kind, ref.api_version or ""
     if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
         return Classified("kubelet", ref)
-    reader = platform_reader(api_version, kind or "")
+    reader = platform_reader(api_version, kind or "") or carrier_reader(api_version, kind or "")
+    if reader is None and kind is None and (shape := kindless_reader(doc)) is not None:
+        # a Talos machine configuration or a GKE node system configuration: no kind of its own
+        label, reader = shape
+        ref = ObjectRef(api_version=None, kind=label, namespace=None, name=_str_or_none(_cluster_name(doc)))
     if reader is not None:
         # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
         # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
@@ -116,7 +121,7 @@ def classify(doc: dict) -> Classified:
             read = list(reader(doc))
         except PlatformError as err:
             read = [err]
-        return Classified("kubelet", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
+        return Classified("platform", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
                           problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}")
                                          for e in read if isinstance(e, PlatformError)))
     template_paths = POD_TEMPLATE_PATHS.get((api_group(api_version), kind or ""))
@@ -128,6 +133,11 @@ def classify(doc: dict) -> Classified:
         found = _pod_at(doc, ref, template_path)
         (pods if isinstance(found, PodTarget) else problems).append(found)
     return Classified("pod", ref, pods=tuple(pods), problems=tuple(problems))
+
+
+def _cluster_name(doc: dict) -> Any:
+    cluster = doc.get("cluster")
+    return cluster.get("clusterName") if isinstance(cluster, dict) else None
 
 
 def _pod_at(doc: dict, ref: ObjectRef, template_path: Path) -> PodTarget | ShapeProblem:

@@ -51,6 +51,9 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.kubelet_dropin import value_exists
+from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
+                                               rendered_profile)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import Path, Severity, Violation, existing_prefix
 
@@ -118,6 +121,11 @@ class PlatformKubelet:
     extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
     unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
                                                        # annotation): schema-checked, not walked
+    # A PerformanceProfile's name, and on a KubeletConfig the Node Tuning Operator rendered the
+    # profile it came from: a render's findings that its profile (linted in the same run) also
+    # has are not reported twice (engine, `numaguard.lint.rendered`).
+    renders_of: str | None = None
+    rendered_from: str | None = None
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -145,6 +153,12 @@ class PlatformKubelet:
             v = Violation(v.path, f"{v.message} [{'; '.join(notes)}]", v.container, v.severity,
                           v.remediation)
         return v
+
+
+def user_wrote(carrier: PlatformKubelet, path: Path) -> bool:
+    """Whether the user's own settings (positioned or not) hold the field at `path`."""
+    return any(value_exists(written, path) for written in (carrier.written, carrier.unpositioned)
+               if isinstance(written, dict))
 
 
 def _mentions(message: str, name: str) -> bool:
@@ -193,6 +207,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
+plain_copy = _plain          # for the readers in the platform_* modules
+
+
 def _mapping_at(doc: dict, path: Path) -> Any:
     node: Any = doc
     for depth, key in enumerate(path, start=1):
@@ -215,6 +232,9 @@ def _written_config(doc: dict, path: Path) -> dict:
     return value
 
 
+written_config = _written_config
+
+
 def _what(value: Any) -> str:
     return "a list" if isinstance(value, list) else "a string" if isinstance(value, str) else \
         "a number" if isinstance(value, (int, float)) else "a mapping" if isinstance(value, dict) \
@@ -225,34 +245,44 @@ def _what(value: Any) -> str:
 # EKS NodeConfig
 
 
+# The AMI's base configuration (the fields numaguard models).
+EKS_AMI_BASE = {
+    "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
+    "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
+                     "nodefs.inodesFree": "5%"},
+    "featureGates": {"RotateKubeletServerCertificate": True},
+    "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
+    # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
+    # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
+    "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
+}
+
+
 def eks_node_config(doc: dict) -> PlatformKubelet:
     path = ("spec", "kubelet", "config")
     written = _written_config(doc, path)
-    base = {
-        "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
-        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
-                         "nodefs.inodesFree": "5%"},
-        "featureGates": {"RotateKubeletServerCertificate": True},
-        "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
-        # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
-        # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
-        "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
-    }
-    config = merge_patch(base, _plain(written))
+    config, platform_set, unknown = eks_ami_configuration(_plain(written))
+    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
+                           if isinstance(doc.get("spec"), dict) else (),
+                           platform_set=platform_set, unknown=unknown,
+                           adjusters=(_eks_adjust,))
+
+
+def eks_ami_configuration(user: dict) -> tuple[dict, dict[str, str], frozenset[str]]:
+    """(the configuration the kubelet runs with when nodeadm's drop-in holds `user`, what the
+    AMI set that the user did not, the fields whose AMI value depends on the instance type)."""
+    config = merge_patch(EKS_AMI_BASE, user)
     unknown = set()
-    written_reserved = written.get("kubeReserved") if isinstance(written.get("kubeReserved"), dict) else {}
+    written_reserved = user.get("kubeReserved") if isinstance(user.get("kubeReserved"), dict) else {}
     if "memory" not in written_reserved:
         unknown.add("kubeReserved.memory")
     if "cpu" not in written_reserved:
         unknown.add("kubeReserved.cpu")
     platform_set = {}
     for name, value in (("kubeReservedCgroup", "/runtime"), ("systemReservedCgroup", "/system")):
-        if name not in written:
+        if name not in user:
             platform_set[name] = f"{name}: {value} is set by {EKS_SOURCE}"
-    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
-                           if isinstance(doc.get("spec"), dict) else (),
-                           platform_set=platform_set, unknown=frozenset(unknown),
-                           adjusters=(_eks_adjust,))
+    return config, platform_set, frozenset(unknown)
 
 
 def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -295,18 +325,21 @@ def _eks_memory_message(config: dict) -> str:
 def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
     path = ("spec", "kubeletConfig")
     written = _written_config(doc, path)
-    # The MCO's rendered kubelet.conf (machine-config-operator templates/*/01-*-kubelet/_base/
-    # files/kubelet.yaml) reserves system CPU and memory (systemReserved cpu, memory,
-    # ephemeral-storage; sized per node by autoSizingReserved): placeholders, marked unknown.
-    base = {"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
-            "systemReserved": {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "1Gi"}}
-    config = merge_patch(base, _plain(written))
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    system = written.get("systemReserved") if isinstance(written.get("systemReserved"), dict) else {}
-    unknown = {f"systemReserved.{r}" for r in ("cpu", "memory") if r not in system}
+    # What the MCO renders into kubelet.conf, then the node-sizing drop-in over it
+    # (openshift_base: mergo override, systemReservedCgroup cleared with reservedSystemCPUs).
+    config, refused = mco_kubelet_conf(_plain(written))
+    dropin, unknown = auto_sizing_dropin(written.get("systemReserved"), spec.get("autoSizingReserved"))
+    config = merge_patch(config, dropin)
     carrier = PlatformKubelet("OpenShift KubeletConfig", config, written, path,
                               fallback=path if written else ("spec",) if spec else (),
-                              unknown=frozenset(unknown), adjusters=(_openshift_adjust,))
+                              unknown=unknown, adjusters=(_openshift_adjust,),
+                              rendered_from=rendered_profile(doc))
+    for field, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
+        carrier.extra.append(("NG002", Violation(
+            path + field, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
+            remediation="Remove or correct the field: until then the Machine Config Operator renders "
+                        "nothing of this KubeletConfig (pkg/controller/kubelet-config/helpers.go).")))
     gates = written.get("featureGates")
     if isinstance(gates, dict) and gates:
         shown = " ".join(f"{k}:{str(v).lower()}" for k, v in sorted(gates.items(), key=str))
@@ -328,7 +361,7 @@ def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> V
                          OPENSHIFT_GATES_FIX + ".")
     if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
-    if rule_id == "NG221" and "systemReserved.cpu" in carrier.unknown:
+    if rule_id == "NG221" and not user_wrote(carrier, tuple(v.path)):
         return None           # the platform's own systemReserved.cpu, not something the user wrote
     if rule_id == "NG208" and "systemReserved.memory" in carrier.unknown and \
             "determined by Node Allocatable" in v.message:
@@ -350,6 +383,25 @@ def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> V
 
 
 def performance_profile(doc: dict) -> PlatformKubelet:
+    """The kubelet configuration of a profile's nodes: the KubeletConfig the operator renders
+    (`render_performance_profile`), as the Machine Config Operator lays it over its base."""
+    render, origins, fallback, set_by, snippet = render_performance_profile(doc)
+    config, _ = mco_kubelet_conf(render)
+    config = merge_patch(config, auto_sizing_dropin(render.get("systemReserved"), None)[0])
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+                           unpositioned=snippet,
+                           platform_set={k: v for k, v in set_by.items()
+                                         if k in ("reservedMemory", "memoryManagerPolicy",
+                                                  "cpuManagerPolicyOptions")},
+                           adjusters=(_openshift_adjust, _pao_adjust),
+                           renders_of=str(meta["name"]) if meta.get("name") else None)
+
+
+def render_performance_profile(doc: dict) -> tuple[dict, dict[str, Path], Path, dict[str, str], dict]:
+    """(the KubeletConfig's spec.kubeletConfig the operator renders, the profile field each of
+    its fields came from, the fallback path, what the operator set and why, the annotation's
+    own settings)."""
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
     snippet_path: Path = ("metadata", "annotations", EXPERIMENTAL_ANNOTATION)
@@ -386,7 +438,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                             ("memoryManagerPolicy", "None")):
             operator(name, value, dra, f"because of the annotation {DRA_ANNOTATION}")
         config["cpuManagerPolicyOptions"] = {}
-        return _pao_carrier(config, origins, fallback, set_by, snippet)
+        return config, origins, fallback, set_by, snippet
 
     operator("cpuManagerPolicy", "static", ("spec", "cpu") if "cpu" in spec else fallback,
              "for every PerformanceProfile")
@@ -449,17 +501,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                                                          f"single-numa-node")
                     origins.setdefault("cpuManagerPolicyOptions", where)
                 config["cpuManagerPolicyOptions"] = options
-    return _pao_carrier(config, origins, fallback, set_by, snippet)
-
-
-def _pao_carrier(config: dict, origins: dict[str, Path], fallback: Path,
-                 set_by: dict[str, str], snippet: dict) -> PlatformKubelet:
-    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
-                           unpositioned=snippet,
-                           platform_set={k: v for k, v in set_by.items()
-                                         if k in ("reservedMemory", "memoryManagerPolicy",
-                                                  "cpuManagerPolicyOptions")},
-                           adjusters=(_openshift_adjust, _pao_adjust))
+    return config, origins, fallback, set_by, snippet
 
 
 def _pao_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -505,5 +547,8 @@ def platform_reader(api_version: str, kind: str) -> Reader | None:
     return None
 
 
-__all__ = ["PlatformKubelet", "PlatformError", "platform_reader", "merge_patch",
+eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
+
+__all__ = ["PlatformKubelet", "PlatformError", "platform_reader", "merge_patch", "EKS_AMI_BASE",
+           "eks_ami_configuration", "eks_adjust", "user_wrote",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
