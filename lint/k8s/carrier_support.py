@@ -95,6 +95,14 @@ def _flag_word(flags: ParsedFlags, path: Path) -> str:
     return "?"
 
 
+def notes_only(platform: str, fallback: Path, extra: list[tuple[str, Violation]]) -> FlaggedKubelet:
+    """A carrier with nothing to judge but what the platform says about it (a refusal, a
+    setting that has no effect, a file it cannot read)."""
+    carrier = FlaggedKubelet(platform, {}, {}, (), fallback=fallback, shown=frozenset())
+    carrier.extra.extend(extra)
+    return carrier
+
+
 def read_flags(args: Iterable[FlagArg]) -> tuple[ParsedFlags, list[tuple[str, Violation]]]:
     """(the parsed command line, its problems as NG002 findings at the arguments: errors where
     the kubelet refuses to start, warnings where it only prints a deprecation)."""
@@ -137,4 +145,4 @@ def mergo_empty(value: Any) -> bool:
         isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0)
 
 
-__all__ = ["FlaggedKubelet", "read_flags", "embedded_findings", "mergo_untyped", "mergo_empty", "RULE_SUBJECT", "FLAG_FIX"]
+__all__ = ["FlaggedKubelet", "notes_only", "read_flags", "embedded_findings", "mergo_untyped", "mergo_empty", "RULE_SUBJECT", "FLAG_FIX"]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet
+from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
 from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
 from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy
 from numaguard.lint.model import Path, Violation
@@ -66,12 +66,15 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
     field = at + ("kubeletExtraConfig",)
     where = f"{at[0]}[{at[1]}].kubeletExtraConfig"
     extra = group.get("kubeletExtraConfig")
+    platform = f"eksctl node group {name}"
     if managed:
         if extra is not None:
-            yield PlatformError(field, f"eksctl refuses the file: error unmarshaling JSON: while decoding "
-                                       f"JSON: json: unknown field \"kubeletExtraConfig\" (managed node "
-                                       f"groups take kubelet settings only through a NodeConfig in "
-                                       f"overrideBootstrapCommand, with a custom AL2023 AMI)")
+            yield notes_only(platform, field, [("NG002", Violation(
+                field, "eksctl refuses the file: error unmarshaling JSON: while decoding JSON: json: unknown "
+                       "field \"kubeletExtraConfig\"",
+                remediation="Managed node groups have no kubeletExtraConfig: use an unmanaged node group "
+                            "(nodeGroups), or, with a custom AL2023 AMI, a NodeConfig in "
+                            "overrideBootstrapCommand."))])
         if family != DEFAULT_AMI_FAMILY or not isinstance(group.get("overrideBootstrapCommand"), str):
             return          # EKS builds these nodes' NodeConfig: nothing of it is in the file
     if extra is not None and not isinstance(extra, dict):
@@ -80,13 +83,15 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
     written = extra or {}
     if _refused(family):
         if extra is not None:
-            yield PlatformError(field, f"eksctl refuses the node group: kubeletExtraConfig is not "
-                                       f"supported for {family} nodegroups (path={at[0]}[{at[1]}]."
-                                       f"kubeletExtraConfig)")
+            yield notes_only(platform, field, [("NG002", Violation(
+                field, f"eksctl refuses the node group: kubeletExtraConfig is not supported for {family} "
+                       f"nodegroups (path={at[0]}[{at[1]}].kubeletExtraConfig)",
+                remediation=f"{family} nodes are not configured through kubeletExtraConfig: remove it "
+                            f"(Bottlerocket takes kubelet settings in bottlerocket.settings)."))])
         return
     notes = [("NG002", Violation(field + (key,), f"eksctl refuses the node group: cannot override "
                                                  f"\"{key}\" in kubelet config, as it's critical to eksctl "
-                                                 f"functionality"))
+                                                 f"functionality", remediation=f"Remove {key}: eksctl sets it."))
              for key in FORBIDDEN_KEYS if key in written]
     user = {k: v for k, v in plain_copy(written).items() if k not in FORBIDDEN_KEYS}
     node = {"node_labels": _labels(group.get("labels")), "node_labels_path": at + ("labels",)
@@ -94,7 +99,7 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
     kept = {k: v for k, v in written.items() if k not in FORBIDDEN_KEYS}
     if family in _UNKNOWN_BASE_FAMILIES:
         # jq '.[0] * .[1]' over the AMI's own file: only what the node group shows
-        carrier = FlaggedKubelet(f"eksctl node group {name}", merge_patch({"apiVersion": "kubelet.config.k8s.io/v1beta1",
+        carrier = FlaggedKubelet(platform, merge_patch({"apiVersion": "kubelet.config.k8s.io/v1beta1",
                                                                           "kind": "KubeletConfiguration"}, user),
                                  kept, field, fallback=field if written else at, shown=frozenset(user), **node)
         carrier.extra.extend(notes)
@@ -108,7 +113,7 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
     found = nodeconfigs_in_text(group.get("overrideBootstrapCommand"), at + ("overrideBootstrapCommand",),
                                 f"{at[0]}[{at[1]}].overrideBootstrapCommand")
     layers += found.layers
-    yield nodeadm_carrier(f"eksctl node group {name}", layers, written=kept, written_path=field,
+    yield nodeadm_carrier(platform, layers, written=kept, written_path=field,
                           user_field=where, fallback=field if written else at,
                           extra=notes + found.extra, **node)
 

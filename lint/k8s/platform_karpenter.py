@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet
+from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
 from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX
 from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
 from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy, written_config
@@ -73,17 +73,14 @@ def ec2_node_class(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
     # positions come from the document, so the user's settings can be a plain copy here
     written, expressions = _without_expressions(plain_copy(kubelet))
     user = written
-    unknown = frozenset(f"{field}.{key}" for field, key in expressions)
+    unknown = frozenset(expressions)
     if family == "Custom":
         if kubelet:
-            carrier = FlaggedKubelet(platform, {}, {}, (), fallback=KUBELET, shown=frozenset())
-            carrier.extra.append(("NG002", Violation(KUBELET, "amiFamily Custom: Karpenter passes none of "
-                                                              "spec.kubelet to the node; the user data alone "
-                                                              "configures the kubelet", severity=Severity.WARNING,
-                                                     remediation="Configure the kubelet in spec.userData, "
-                                                                 "or use an AMI family Karpenter renders "
-                                                                 "spec.kubelet for (AL2023).")))
-            yield carrier
+            yield notes_only(platform, KUBELET, [("NG002", Violation(
+                KUBELET, "amiFamily Custom: Karpenter passes none of spec.kubelet to the node; the user "
+                         "data alone configures the kubelet", severity=Severity.WARNING,
+                remediation="Configure the kubelet in spec.userData, or use an AMI family Karpenter "
+                            "renders spec.kubelet for (AL2023)."))])
         return
     if family == "AL2023":
         found = nodeconfigs_in_text(spec.get("userData"), USER_DATA, "spec.userData")
@@ -114,11 +111,11 @@ def ec2_node_class(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
     yield carrier
 
 
-def _without_expressions(kubelet: dict) -> tuple[dict, list[tuple[str, str]]]:
+def _without_expressions(kubelet: dict) -> tuple[dict, list[str]]:
     """spec.kubelet without the values Karpenter reads as CEL expressions (a kubeReserved or
-    systemReserved value that is no quantity; a string maxPods), and which they were."""
+    systemReserved value that is no quantity; a string maxPods), and which fields they were."""
     out = dict(kubelet)
-    expressions: list[tuple[str, str]] = []
+    expressions: list[str] = []
     for field in ("kubeReserved", "systemReserved"):
         reserved = out.get(field)
         if not isinstance(reserved, dict):
@@ -126,12 +123,12 @@ def _without_expressions(kubelet: dict) -> tuple[dict, list[tuple[str, str]]]:
         kept = {}
         for key, value in reserved.items():
             if isinstance(value, str) and not _quantity(value):
-                expressions.append((field, str(key)))
+                expressions.append(f"{field}.{key}")
             else:
                 kept[key] = value
         out[field] = kept
     if isinstance(out.get("maxPods"), str):
-        expressions.append(("maxPods", ""))
+        expressions.append("maxPods")
         del out["maxPods"]
     return out, expressions
 

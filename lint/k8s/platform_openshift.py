@@ -28,7 +28,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings
+from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only
 from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs
 from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
                                                MCO_SOURCE, auto_sizing_dropin)
@@ -120,7 +120,7 @@ def machine_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
             dropins.append((posixpath.normpath(path), config, where))
     if main is None and not dropins:
         if extra:
-            yield _notes_only(extra)
+            yield notes_only("OpenShift MachineConfig", FILES, extra)
         return
     yield _carrier(doc, main, dropins, extra)
 
@@ -180,13 +180,6 @@ def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str,
                              places=places,
                              node_labels={NODE_ROLE_PREFIX + str(role): ""} if role else {},
                              node_labels_path=("metadata", "labels", ROLE_LABEL) if role else ())
-    carrier.extra.extend(extra)
-    return carrier
-
-
-def _notes_only(extra: list) -> FlaggedKubelet:
-    """A MachineConfig whose drop-ins could not be read: only what was found about them."""
-    carrier = FlaggedKubelet("OpenShift MachineConfig", {}, {}, (), fallback=FILES, shown=frozenset())
     carrier.extra.extend(extra)
     return carrier
 

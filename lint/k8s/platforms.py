@@ -292,14 +292,16 @@ def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violati
         return None           # the AMI's own kubeReserved.cpu, not something the user wrote
     if rule_id == "NG208" and "kubeReserved.memory" in carrier.unknown and \
             "determined by Node Allocatable" in v.message:
-        return Violation(v.path, _eks_memory_message(carrier.config), v.container, Severity.WARNING,
+        # a warning while some instance type's maxPods makes the total add up; none can: an error
+        message, matches = _eks_memory_message(carrier.config)
+        return Violation(v.path, message, v.container, Severity.WARNING if matches else v.severity,
                          "Set kubeReserved.memory explicitly in spec.kubelet.config, and make "
                          "reservedMemory add up to kubeReserved.memory + systemReserved.memory + "
                          "evictionHard memory.available.")
     return v
 
 
-def _eks_memory_message(config: dict) -> str:
+def _eks_memory_message(config: dict) -> tuple[str, bool]:
     from numaguard.lint.k8s.kubelet import memory_reservation
     reservation = memory_reservation(config)
     total = reservation.reserved.get("memory", Decimal(0))
@@ -307,15 +309,16 @@ def _eks_memory_message(config: dict) -> str:
     mib = Decimal(2**20)
     implied = (total - known) / mib - 255
     pods = implied / 11
+    matches = implied > 0 and pods == pods.to_integral_value()
     hint = (f"; Σ reservedMemory memory {format_bytes(total)} only matches an instance type whose "
-            f"maxPods is {int(pods)}" if implied > 0 and pods == pods.to_integral_value() else
+            f"maxPods is {int(pods)}" if matches else
             f"; Σ reservedMemory memory {format_bytes(total)} matches no maxPods at all")
     return (f"reservedMemory cannot be checked against the node allocatable reservation: "
             f"kubeReserved.memory is not set in spec.kubelet.config, so {EKS_SOURCE} sets it per "
             f"instance type to 11 x maxPods + 255Mi (e.g. 893Mi at maxPods 58, 1465Mi at 110), and "
             f"the kubelet refuses to start unless Σ reservedMemory equals kubeReserved.memory + "
             f"systemReserved.memory {format_bytes(reservation.system_reserved)} + evictionHard "
-            f"memory.available {reservation.eviction.value}{hint}")
+            f"memory.available {reservation.eviction.value}{hint}"), matches
 
 
 # ---------------------------------------------------------------------------------------------
