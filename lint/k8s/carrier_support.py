@@ -76,6 +76,9 @@ class FlaggedKubelet(PlatformKubelet):
             return None             # the kubelet exits on its command line (the flag's finding says so)
         if self.shown is not None and rule_id != "NG002" and _subject(rule_id, v) not in self.shown:
             return None             # about what the unknown base decides, not what the carrier shows
+        subject = RULE_SUBJECT.get(rule_id)
+        if not v.path and subject in self.origins:
+            v = replace(v, path=(subject,))       # a missing setting: point where it would be written
         v = super().adjust(rule_id, v)
         if v is None or self.flag_origin(tuple(v.path)) is None:
             return v

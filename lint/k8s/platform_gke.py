@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet
+from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError
 from numaguard.lint.model import Path, Violation
 
@@ -93,9 +93,11 @@ def system_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
                 continue
             value = mapped
         config[field] = value
+    if extra:                       # gcloud refuses the whole file: nothing of it reaches a node
+        yield notes_only("GKE node system config", ("kubeletConfig",), extra)
+        return
     carrier = FlaggedKubelet("GKE node system config", config, {}, (), origins=origins,
                              fallback=("kubeletConfig",), shown=SHOWN, adjusters=(_gke_adjust,))
-    carrier.extra.extend(extra)
     yield carrier
 
 
