@@ -217,3 +217,14 @@ def test_a_talos_test_input_with_a_placeholder_argument():
     assert result.findings[0].message == ("the kubelet refuses to start: failed to parse kubelet flag: "
                                           "unknown flag: --key")
     assert result.findings[0].object.kind == "Talos machine config"
+
+
+def test_an_unknown_flag_is_reported_and_the_rest_is_still_judged():
+    text = NUMA.replace("      topology-manager-scope: container\n", "      topology-manager-scope: container\n"
+                        "      pod-infra-container-image: registry.k8s.io/pause:3.10\n")
+    found, result = _lint(text)
+    assert found == [("NG205", "error", 8, 31, "machine.kubelet.extraArgs.topology-manager-scope"),
+                     ("NG002", "error", 9, 34, "machine.kubelet.extraArgs.pod-infra-container-image")]
+    assert result.findings[1].message == (
+        "the kubelet refuses to start: failed to parse kubelet flag: unknown flag: --pod-infra-container-image; "
+        "removed in 1.35, kubernetes#133779: the container runtime keeps the sandbox image")

@@ -72,8 +72,8 @@ class FlaggedKubelet(PlatformKubelet):
         return self.flags.origin_of(path)
 
     def adjust(self, rule_id: str, v: Violation) -> Violation | None:
-        if self.flags is not None and self.flags.fatal and rule_id != "NG002":
-            return None             # the kubelet exits on its command line (the flag's finding says so)
+        if self.flags is not None and value_refused(self.flags) and rule_id != "NG002":
+            return None             # a setting is missing: the kubelet exits on it (the flag's finding says so)
         if self.shown is not None and rule_id != "NG002" and _subject(rule_id, v) not in self.shown:
             return None             # about what the unknown base decides, not what the carrier shows
         subject = RULE_SUBJECT.get(rule_id)
@@ -104,6 +104,18 @@ def notes_only(platform: str, fallback: Path, extra: list[tuple[str, Violation]]
     carrier = FlaggedKubelet(platform, {}, {}, (), fallback=fallback, shown=frozenset())
     carrier.extra.extend(extra)
     return carrier
+
+
+# pflag's errors for a flag whose value is lost (kubelet_flags: `_set_flag`, `parse_flags`); an
+# unknown flag or a stray word also stops the kubelet, but leaves every setting as written, so
+# the other checks still say something useful.
+_VALUE_LOST = ('invalid argument "', "flag needs an argument", "bad flag syntax")
+
+
+def value_refused(flags: ParsedFlags) -> bool:
+    """Whether the command line loses a flag's value (the other findings would then judge a
+    configuration without it)."""
+    return any(p.fatal and any(marker in p.message for marker in _VALUE_LOST) for p in flags.problems)
 
 
 def read_flags(args: Iterable[FlagArg]) -> tuple[ParsedFlags, list[tuple[str, Violation]]]:
