@@ -5,28 +5,22 @@ does not know. Real files under tests/fixtures/carriers/{eksctl,karpenter}/ (ORI
 examples are our own."""
 from __future__ import annotations
 
-import yaml
 
-from numaguard.lint.engine import Selection, lint_documents
 from numaguard.lint.k8s.carrier_support import mergo_untyped
 from numaguard.lint.k8s.nodeadm import nodeconfigs_in_text
 from numaguard.lint.k8s.platform_karpenter import ami_family
-from numaguard.lint.load.documents import load_text
-from numaguard.lint.objects import classify
 
+from carriers_common import carriers_of, lint_rows
 from conftest import FIXTURES
 
 CARRIERS = FIXTURES / "carriers"
 
 
 def _lint(text: str, name: str = "x.yaml", ignore=()):
-    docs, errors = load_text(text, name)
-    result = lint_documents(docs, load_errors=errors, selection=Selection(ignore=ignore))
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings], result
+    return lint_rows(text, name, ignore)
 
 
-def _carriers(text: str):
-    return [c for d in yaml.safe_load_all(text) if isinstance(d, dict) for c in classify(d).platforms]
+_carriers = carriers_of
 
 
 # -- eksctl ----------------------------------------------------------------------------------------

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.engine import Selection, lint_documents, skip_reason
+from numaguard.lint.engine import skip_reason
 from numaguard.lint.k8s.platform_gke import is_system_config
-from numaguard.lint.load.documents import load_text
 from numaguard.lint.objects import classify
+
+from carriers_common import lint_rows
 
 
 def _lint(text: str, name: str = "system-config.yaml", ignore=()):
-    docs, errors = load_text(text, name)
-    result = lint_documents(docs, load_errors=errors, selection=Selection(ignore=ignore))
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings], result
+    return lint_rows(text, name, ignore)
 
 
 # cloud.google.com/kubernetes-engine/docs/how-to/node-system-config, "Creating a configuration file"

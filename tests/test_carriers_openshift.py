@@ -15,13 +15,14 @@ from collections import Counter
 import pytest
 import yaml
 
-from numaguard.lint.engine import Selection, lint_documents
+from numaguard.lint.engine import lint_documents
 from numaguard.lint.k8s.openshift_base import (MCO_KUBELET_CONF, mco_kubelet_conf, mergo_override,
                                                rendered_profile)
 from numaguard.lint.k8s.platform_openshift import DataURLError, read_source
 from numaguard.lint.k8s.platforms import merge_patch, openshift_kubelet_config
-from numaguard.lint.load.documents import load_paths, load_text
+from numaguard.lint.load.documents import load_paths
 
+from carriers_common import lint_rows
 from conftest import FIXTURES
 
 CARRIERS = FIXTURES / "carriers"
@@ -29,9 +30,7 @@ CNTO = CARRIERS / "cnto" / "test" / "e2e" / "performanceprofile"
 
 
 def _lint(text: str, name: str = "x.yaml", ignore=()):
-    docs, errors = load_text(text, name)
-    result = lint_documents(docs, load_errors=errors, selection=Selection(ignore=ignore))
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings], result
+    return lint_rows(text, name, ignore)
 
 
 def _lint_paths(*paths):

@@ -4,26 +4,22 @@ refusals, and extraArgs laid over extraConfig as the kubelet lays flags over its
 under tests/fixtures/carriers/talos/ (ORIGIN.md); the bad examples are our own."""
 from __future__ import annotations
 
-import yaml
 
-from numaguard.lint.engine import Selection, lint_documents, skip_reason
+from numaguard.lint.engine import skip_reason
 from numaguard.lint.k8s.platform_talos import is_machine_config
 from numaguard.lint.objects import classify
-from numaguard.lint.load.documents import load_text
 
+from carriers_common import carriers_of, lint_rows
 from conftest import FIXTURES
 
 TALOS = FIXTURES / "carriers" / "talos"
 
 
 def _lint(text: str, name: str = "talos.yaml", ignore=()):
-    docs, errors = load_text(text, name)
-    result = lint_documents(docs, load_errors=errors, selection=Selection(ignore=ignore))
-    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings], result
+    return lint_rows(text, name, ignore)
 
 
-def _carriers(text: str):
-    return [c for d in yaml.safe_load_all(text) if isinstance(d, dict) for c in classify(d).platforms]
+_carriers = carriers_of
 
 
 def test_the_legacy_document_and_its_patches_are_recognised_without_a_kind():

@@ -338,9 +338,9 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
                               fallback=path if written else ("spec",) if spec else (),
                               unknown=unknown, adjusters=(_openshift_adjust,),
                               rendered_from=rendered_profile(doc))
-    for field, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
+    for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
         carrier.extra.append(("NG002", Violation(
-            path + field, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
+            path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
             remediation="Remove or correct the field: until then the Machine Config Operator renders "
                         "nothing of this KubeletConfig (pkg/controller/kubelet-config/helpers.go).")))
     gates = written.get("featureGates")
