@@ -267,3 +267,25 @@ def test_an_unknown_spec_kubelet_field_stops_karpenter():
     assert result.findings[0].message.endswith(
         "Karpenter checks spec.kubelet against the upstream type and refuses an unknown field "
         "(ValidationSucceeded=False, InvalidKubeletConfiguration): no node is launched from this class")
+
+
+def test_the_first_nodeconfig_is_kept_as_written_and_later_empty_values_do_not_override():
+    from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier
+    layers = [NodeadmLayer({"kubeReservedCgroup": "", "maxPods": 10}, (), ("first",), "first"),
+              NodeadmLayer({"kubeReservedCgroup": "/x", "maxPods": 0}, (), ("second",), "second"),
+              NodeadmLayer({"kubeReservedCgroup": ""}, (), ("third",), "third")]
+    carrier = nodeadm_carrier("t", layers, written={}, written_path=("first",), user_field="first", fallback=())
+    # MergeNodeConfigs: the first as it is ("" clears the AMI's /runtime), then mergo
+    assert (carrier.config["kubeReservedCgroup"], carrier.config["maxPods"]) == ("/x", 10)
+    assert (carrier.origins["kubeReservedCgroup"], carrier.origins["maxPods"]) == (("second",), ("first",))
+    alone = nodeadm_carrier("t", layers[:1], written={}, written_path=("w",), user_field="w", fallback=())
+    assert (alone.config["kubeReservedCgroup"], alone.origins["kubeReservedCgroup"]) == ("", ("first",))
+
+
+def test_bottlerocket_classes_have_no_pods_per_core():
+    text = KARPENTER.split("---")[1].replace("amiFamily: AL2", "amiFamily: Bottlerocket").replace(
+        "    cpuManagerPolicy: static\n    topologyManagerScope: pod\n", "    podsPerCore: 4\n")
+    found, result = _lint(text)
+    assert found == [("NG002", "error", 8, 5, "spec.kubelet")]
+    assert result.findings[0].message.endswith("not applied by the Bottlerocket AMI family that would be silently "
+                                               "dropped: podsPerCore\"")

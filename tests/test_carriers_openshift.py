@@ -84,6 +84,11 @@ def test_reserved_cpus_in_a_kubelet_config_clear_the_bases_reserved_cgroup_as_th
     assert [f[0] for f in naive_found] == ["NG209"]
 
 
+def test_reserved_cpus_keep_pods_enforcement_even_when_the_user_lists_only_system_reserved():
+    config, _ = mco_kubelet_conf({"reservedSystemCPUs": "0", "enforceNodeAllocatable": ["system-reserved"]})
+    assert (config["systemReservedCgroup"], config["enforceNodeAllocatable"]) == ("", ["pods"])
+
+
 def test_without_reserved_cpus_the_bases_cgroup_and_enforcement_stay():
     config, refused = mco_kubelet_conf({"cpuManagerPolicy": "static"})
     assert (config["systemReservedCgroup"], config["enforceNodeAllocatable"], refused) == \

@@ -224,3 +224,21 @@ def test_an_unknown_flag_is_reported_and_the_rest_is_still_judged():
     assert result.findings[1].message == (
         "the kubelet refuses to start: failed to parse kubelet flag: unknown flag: --pod-infra-container-image; "
         "removed in 1.35, kubernetes#133779: the container runtime keeps the sandbox image")
+
+
+def test_talos_orders_arguments_by_name_so_the_underscore_spelling_comes_last():
+    # argsbuilder sorts the keys; pflag reads `_` as `-`, so both keys set one flag and the one
+    # that sorts last ("_" after "-") is the value the kubelet keeps
+    text = NUMA.replace("      topology-manager-scope: container\n",
+                        "      topology_manager_scope: container\n      topology-manager-scope: pod\n")
+    [carrier] = _carriers(text)
+    assert carrier.config["topologyManagerScope"] == "container"
+    found, _ = _lint(text)
+    assert found == [("NG205", "error", 8, 31, "machine.kubelet.extraArgs.topology_manager_scope")]
+
+
+def test_a_gate_the_flag_does_not_name_is_reported_where_the_file_sets_it():
+    text = NUMA.replace("        PodLevelResources: true\n", "        PodLevelResources: true\n        NoSuchGate: true\n") \
+        .replace("      topology-manager-scope: container\n", "")
+    found, _ = _lint(text)
+    assert found == [("NG210", "error", 20, 21, "machine.kubelet.extraConfig.featureGates.NoSuchGate")]
