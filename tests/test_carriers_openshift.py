@@ -257,7 +257,8 @@ def test_gzip_compressed_contents():
 
 
 def test_remote_sources_and_broken_data_urls_are_said_so():
-    with pytest.raises(DataURLError, match="^https: URL: the file is fetched when the node is configured"):
+    with pytest.raises(DataURLError, match="^a https: URL, fetched when the node is configured: numaguard "
+                                           "cannot read it$"):
         read_source({"source": "https://example.com/99.conf"})
     with pytest.raises(DataURLError, match=r"^not a data URL the node can decode \(Incorrect padding\)$"):
         read_source({"source": "data:;base64,QQ"})

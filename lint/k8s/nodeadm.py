@@ -26,6 +26,7 @@ from numaguard.lint.k8s.carrier_support import (FlaggedKubelet, embedded_finding
                                                 read_flags)
 from numaguard.lint.k8s.kubelet_flags import FlagArg
 from numaguard.lint.k8s.platforms import EKS_SOURCE, eks_adjust, eks_ami_configuration
+from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import Path, Violation
 
 NODECONFIG_MEDIA_TYPE = "application/node.eks.aws"
@@ -73,8 +74,6 @@ def nodeconfigs_in_text(text: Any, where: Path, label: str) -> TextNodeConfigs:
 
 
 def _read_nodeconfigs(body: str, where: Path, label: str, found: TextNodeConfigs, *, strict: bool) -> None:
-    from numaguard.lint.load.documents import load_text
-
     documents, errors = load_text(body, label)
     if errors:
         if strict:        # a NodeConfig part that is not YAML: nodeadm stops

@@ -33,6 +33,7 @@ from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs
 from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
                                                MCO_SOURCE, auto_sizing_dropin)
 from numaguard.lint.k8s.platforms import PlatformError
+from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import Path, Severity, Violation
 
 MACHINECONFIG_GROUP = "machineconfiguration.openshift.io/"
@@ -58,8 +59,8 @@ def read_source(contents: Any) -> str | None:
         return None
     source = str(contents["source"])
     if not source.startswith("data:"):
-        raise DataURLError(f"{source.split(':', 1)[0]}: URL: the file is fetched when the node is "
-                           f"configured, so numaguard cannot read it")
+        raise DataURLError(f"a {source.split(':', 1)[0]}: URL, fetched when the node is configured: "
+                           f"numaguard cannot read it")
     try:
         with urllib.request.DataHandler().data_open(urllib.request.Request(source)) as response:
             data = response.read()
@@ -126,8 +127,6 @@ def machine_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
 
 
 def _parse(text: str, label: str, where: Path, extra: list) -> dict | None:
-    from numaguard.lint.load.documents import load_text
-
     documents, errors = load_text(text, label)
     if errors:
         extra.append(("NG002", Violation(where, f"{label}: the kubelet cannot load it: {errors[0].message}")))
