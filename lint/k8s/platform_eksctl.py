@@ -20,7 +20,9 @@ eksctl-io/eksctl at 99984adb6164:
 * `userdata.go`/`bootstrap.ubuntu.sh`, `bootstrap.al2.sh`: Ubuntu and AmazonLinux2 nodes merge
   `kubeletExtraConfig` into the AMI's own `kubelet-config.json` (`jq '.[0] * .[1]'`); that file
   is the AMI's (Canonical's, or the retired AL2 template), which numaguard does not have, so only
-  what the node group shows is judged.
+  what the node group shows is judged. `pkg/nodebootstrap/assets/scripts/kubelet.yaml` ("TODO
+  Deprecated, will be removed soon") is embedded as `assets.KubeletYaml` but read by nothing at
+  this commit, so it is no node group's base.
 
 One carrier per node group with kubelet settings numaguard can judge, named by the node group;
 its `node_labels`/`node_taints` are the group's `labels`/`taints` (what deciding its pool
