@@ -23,6 +23,8 @@ from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
@@ -87,6 +89,7 @@ class RunPart:
     findings: list[Finding]
     summary: Summary
     pool: _PoolInputs
+    rendered: RenderedFindings = field(default_factory=RenderedFindings)
 
 
 class Linter:
@@ -128,8 +131,8 @@ class Linter:
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
         run = self._run
-        part = RunPart(run.findings, run.summary, run.pool)
-        run.findings, run.summary, run.pool = [], Summary(), _PoolInputs()
+        part = RunPart(run.findings, run.summary, run.pool, run.rendered)
+        run.findings, run.summary, run.pool, run.rendered = [], Summary(), _PoolInputs(), RenderedFindings()
         return part
 
     def absorb(self, part: RunPart) -> None:
@@ -138,11 +141,14 @@ class Linter:
         run.findings.extend(part.findings)
         run.summary.add(part.summary)
         run.pool.merge(part.pool)
+        run.rendered.merge(part.rendered)
 
     def finish(self) -> LintResult:
         """Run the pool pass and return every finding, sorted as the reports show them."""
         run = self._run
         run.pool_pass()
+        for finding in run.rendered.release():      # a render's findings its profile lacks
+            run.record(finding)
         sort_findings(run.findings)
         return LintResult(run.findings, run.summary)
 
@@ -176,7 +182,9 @@ def skip_reason(data: Any) -> str | None:
     api_version = data.get("apiVersion")
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
-        return skips.NOT_KUBERNETES
+        # Talos' machine configuration and GKE's node system configuration carry kubelet
+        # settings without a kind (numaguard.lint.k8s.platform_registry)
+        return None if kindless_reader(data) is not None else skips.NOT_KUBERNETES
     return None
 
 
@@ -211,6 +219,7 @@ class _Run:
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.pool = _PoolInputs()
+        self.rendered = RenderedFindings()
 
     # -- documents ---------------------------------------------------------------------
     def collect_dropins(self, docs: list[Document]) -> None:
@@ -460,11 +469,23 @@ class _Run:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
 
-        def emit(rule, v: Violation, place) -> None:
-            self._emit_place(doc, prefix, companion, ref, rule, v, place, ignores, seen)
+        def emit(rule: Rule, v: Violation, place=None) -> None:
+            # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
+            # from. A rendered KubeletConfig's finding waits for its profile's (lint/rendered.py);
+            # a profile's finding is noted so that the render's same one is dropped.
+            kubelet_path = tuple(v.path)
+            adjusted = carrier.adjust(rule.id, v)
+            if adjusted is None:
+                return
+            place = carrier.place(tuple(adjusted.path)) if place is None else place.within(adjusted.path)
+            if carrier.renders_of:
+                self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
+            held = (carrier.rendered_from, kubelet_path) if carrier.rendered_from else None
+            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held)
 
         for rule_id, place, v in carrier.notices:
-            emit(self._rules_by_id.get(rule_id, INVALID_OBJECT), v, place)
+            self._emit_place(doc, prefix, companion, ref, self._rules_by_id.get(rule_id, INVALID_OBJECT),
+                             v, place, ignores, seen)
         flags = getattr(carrier.settings, "flags", None)
         if flags is not None and flags.value_refused:
             return                                # the kubelet exits on the command line
@@ -483,7 +504,7 @@ class _Run:
             data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data}
             decoded = decode_kubelet_config(data)
             for v in decoded.violations:
-                emit(INVALID_OBJECT, v, carrier.place(tuple(v.path)) if place is None else place.within(v.path))
+                emit(INVALID_OBJECT, v, place)
             if decoded.fatal:
                 return
             unknown += [v.path for v in decoded.violations
@@ -502,12 +523,11 @@ class _Run:
             if not in_pool and rule.id not in VALIDITY_RULES:
                 continue
             for v in rule.check(config, ctx):
-                adjusted = carrier.adjust(rule.id, v)
-                if adjusted is not None:
-                    emit(rule, adjusted, carrier.place(tuple(adjusted.path)))
+                emit(rule, v)
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
-                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set) -> None:
+                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
+                    held: tuple | None = None) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
         an embedded text at the line the setting is on."""
         from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
@@ -529,18 +549,22 @@ class _Run:
             return
         bucket.add(key)
         self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
-                   path=base + tuple(place.dotted()))
+                   path=base + tuple(place.dotted()), held=held)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
-                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None) -> None:
+                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None,
+                  held: tuple | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
-                   path=path, reason=reason)
+                   path=path, reason=reason, held=held)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
-              ignores: frozenset[str], path: Path = (), reason: str | None = None) -> None:
+              ignores: frozenset[str], path: Path = (), reason: str | None = None,
+              held: tuple | None = None) -> None:
+        """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
+        finding back until the run shows whether its profile has it too (`rendered`)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
@@ -551,11 +575,18 @@ class _Run:
             line=position[0] if position else None, column=position[1] if position else None,
             object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
             suppress_reason=reason if suppressed else None)
+        if held is not None:
+            self.rendered.hold(held[0], rule.id, held[1], finding)
+            return
+        self.record(finding)
+
+    def record(self, finding: Finding) -> None:
+        """Keep a finding and count it."""
         self.findings.append(finding)
-        if suppressed:
+        if finding.suppressed:
             self.summary.suppressed += 1
         else:
-            self.summary.counts[severity.value] += 1
+            self.summary.counts[finding.severity.value] += 1
 
 
 def _own_annotations(data: dict) -> dict[str, str]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, TemplatePath
-from numaguard.lint.k8s.platform_registry import platform_reader
+from numaguard.lint.carriers import BUILTIN_CARRIERS, Each, Field, PodCarrier, PodCarriers, TemplatePath
+from numaguard.lint.k8s.platform_registry import kindless_reader, platform_reader
 from numaguard.lint.k8s.platforms import PlatformError
 from numaguard.lint.model import ObjectRef, Path, dotted_path, existing_prefix, value_kind
 
@@ -79,7 +79,7 @@ class Classified:
     platform object with several kubelet configurations (one per node group). A subject whose
     shape is wrong is a `ShapeProblem`; the others are still judged."""
 
-    kind: str                                  # "pod" | "kubelet" | "skip"
+    kind: str                                  # "pod" | "kubelet" | "platform" | "skip"
     ref: ObjectRef
     pods: tuple[PodTarget, ...] = ()
     platforms: tuple[Any, ...] = ()            # kubelet configs carried by a platform object
@@ -100,7 +100,7 @@ def object_ref(doc: dict) -> ObjectRef:
                      namespace=_str_or_none(namespace), name=_str_or_none(name))
 
 
-def classify(doc: dict, carriers: PodCarriers) -> Classified:
+def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS) -> Classified:
     """What `doc` is; `carriers` is the carrier table of the run (the rules' context holds it:
     the built-in carriers and the config's `podTemplates`)."""
     ref = object_ref(doc)
@@ -108,6 +108,10 @@ def classify(doc: dict, carriers: PodCarriers) -> Classified:
     if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
         return Classified("kubelet", ref)
     reader = platform_reader(api_version, kind or "")
+    if reader is None and kind is None and (shape := kindless_reader(doc)) is not None:
+        # a Talos machine configuration or a GKE node system configuration: no kind of its own
+        label, reader = shape
+        ref = ObjectRef(api_version=None, kind=label, namespace=None, name=_str_or_none(_cluster_name(doc)))
     if reader is not None:
         # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
         # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
@@ -117,7 +121,7 @@ def classify(doc: dict, carriers: PodCarriers) -> Classified:
             read = list(reader(doc))
         except PlatformError as err:
             read = [err]
-        return Classified("kubelet", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
+        return Classified("platform", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
                           problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}")
                                          for e in read if isinstance(e, PlatformError)))
     carrier = carriers.find(api_group(api_version), api_version.rpartition("/")[2], kind or "")
@@ -134,6 +138,11 @@ def classify(doc: dict, carriers: PodCarriers) -> Classified:
 
 
 _POD_SPEC = Field("spec")     # every template path ends at a template; its spec is required
+
+
+def _cluster_name(doc: dict) -> Any:
+    cluster = doc.get("cluster")
+    return cluster.get("clusterName") if isinstance(cluster, dict) else None
 
 
 def pod_templates(doc: dict, ref: ObjectRef, carrier: PodCarrier,
