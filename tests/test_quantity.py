@@ -307,6 +307,79 @@ def test_fuzzed_quantities_through_the_loader_and_the_engine(text, quoted):
     assert at_field == ([(6, 19)] if refused else [])
 
 
+ABSURD_VALUES = ["1e999999999", "-1e999999999", "1E+308", "9e18", "9223372036854775807", "9Ei", "1E",
+                 "1e-999999999", "0.9n", "1e4294967296", ".", "Pi", " 1", "1_000", "NaN", "Infinity",
+                 1e308, float("inf"), float("nan"), 5e-324, 10**30, -1]
+
+
+def _documents() -> list[tuple[str, dict]]:
+    """Every manifest the repository ships as an example or a platform fixture, and the node
+    descriptions: pods and workloads, KubeletConfigurations, PerformanceProfiles, EKS
+    NodeConfigs, OpenShift KubeletConfigs, Nodes, NodeProfiles."""
+    import yaml
+
+    from conftest import FIXTURES, REPO
+    found = []
+    for folder in (REPO / "deploy" / "examples", FIXTURES / "platforms", FIXTURES / "nodes",
+                   FIXTURES / "rules" / "NG404", FIXTURES / "rules" / "NG208", FIXTURES / "rules" / "NG108"):
+        for path in sorted(folder.rglob("*.yaml")):
+            try:
+                found += [(path.name, d) for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict)]
+            except yaml.YAMLError:
+                continue
+    return found
+
+
+DOCUMENTS = _documents()
+
+
+def _leaves(tree, prefix=()):
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            yield from _leaves(value, prefix + (key,))
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree):
+            yield from _leaves(value, prefix + (i,))
+    else:
+        yield prefix
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_an_absurd_quantity_anywhere_never_raises(data):
+    """Any value of any shipped manifest (a quantity field or not) replaced by an absurd or
+    overflowing quantity: the engine, with and without a node description, and the node
+    loader answer with findings or a NodeError, never an exception."""
+    import copy
+
+    from numaguard.lint.numa.node import load_node
+    from numaguard.lint.numa.node_fields import NodeError
+
+    name, original = data.draw(st.sampled_from(DOCUMENTS))
+    document = copy.deepcopy(original)
+    path = data.draw(st.sampled_from([p for p in _leaves(document) if p]))
+    holder = document
+    for key in path[:-1]:
+        holder = holder[key]
+    holder[path[-1]] = data.draw(st.sampled_from(ABSURD_VALUES).map(copy.deepcopy))
+    for node in (None, NODE):
+        lint_documents([document], node=node)
+    if document.get("kind") == "NodeProfile":
+        try:
+            load_node([document], source=name)
+        except NodeError:
+            pass
+
+
+def _node():
+    from numaguard.lint.numa.node import load_node_file
+    from conftest import FIXTURES
+    return load_node_file(FIXTURES / "nodes" / "explicit-dual-socket.yaml")
+
+
+NODE = _node()
+
+
 # --------------------------------------------------------------------------- end to end
 
 ABSURD = POD.format(cpu='"1e999999999"')
