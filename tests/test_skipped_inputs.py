@@ -80,15 +80,17 @@ def test_the_loader_decides_it_with_the_reason_in_the_document():
 
 def test_an_object_that_repeats_a_key_is_still_ng001_at_the_second_key(tmp_path):
     (tmp_path / "web.yaml").write_text(DEPLOYMENT_WITH_REPEATED_KEY)
-    # an object without apiVersion still names its kind: meant as an object
+    # either key alone says the document is meant as an object
     (tmp_path / "half.yaml").write_text("kind: ConfigMap\ndata: {a: '1'}\ndata: {b: '2'}\n")
+    (tmp_path / "kindless.yaml").write_text("apiVersion: v1\nmetadata: {name: a}\nmetadata: {name: b}\n")
     run = run_cli("lint", "--format", "json", ".", cwd=tmp_path)
     assert run.returncode == 1
     report = _json(run)
     assert [(f["rule"], f["file"], f["line"], f["column"], f["message"]) for f in report["findings"]] == [
         ("NG001", "./half.yaml", 3, 1, 'mapping key "data" already defined at line 2'),
+        ("NG001", "./kindless.yaml", 3, 1, 'mapping key "metadata" already defined at line 2'),
         ("NG001", "./web.yaml", 7, 3, 'mapping key "replicas" already defined at line 6')]
-    assert report["summary"] == summary(files=2, error=2)
+    assert report["summary"] == summary(files=3, error=3)
 
 
 def test_a_dangling_symlink_in_a_directory_is_skipped_with_a_note(tmp_path):
