@@ -152,8 +152,9 @@ def _decimal(text: str, number: str, exponent: int, negative: bool, si: bool) ->
         value = NANO
     else:
         context = _exact(len(number))
-        # written as the kubernetes client writes it: 4k is 4000, 500m is 0.500, 1e3 is 1E+3
-        value = context.multiply(Decimal(number), context.power(Decimal(10), exponent)) if si else magnitude
+        # written as the kubernetes client wrote it: 4k is 4000, 500m is 0.500, 1e3 is 1E+3
+        value = context.multiply(Decimal(number), context.power(Decimal(10), exponent)) \
+            if si else magnitude
         value = _round_up_to_nano(value, context)
     if value > MAX_INT64:
         raise QuantityError(_too_large(repr(text)))

@@ -300,7 +300,8 @@ def names_an_object(root: Any) -> bool:
     """Whether a document's node graph is a mapping with a top-level `apiVersion` or `kind`:
     something meant to be a Kubernetes object, even when it cannot be built."""
     return root.__class__ is MappingNode and any(
-        key.__class__ is ScalarNode and _key_text(key) in ("apiVersion", "kind") for key, _ in root.value)
+        key.__class__ is ScalarNode and _key_text(key) in ("apiVersion", "kind")
+        for key, _ in root.value)
 
 
 def _key_text(key_node: Any) -> str | None:
