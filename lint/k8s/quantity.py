@@ -114,7 +114,7 @@ def _parse(text: str) -> Decimal:
         power = _BINARY_SI[suffix]
         if not has_digit and power >= 50:      # Pi, Ei: the big-number path needs a digit
             raise _not_a_quantity(text, NUMERIC_WRONG)
-        return _binary(Decimal(number), power, negative)
+        return _binary(number, len(fraction), power, negative)
     written = _DECIMAL_SI[suffix] if suffix in _DECIMAL_SI else _exponent(text, suffix)
     exponent = (written + 2**31) % 2**32 - 2**31       # int32(parsed) in suffix.go interpret
     if not has_digit and exponent < -9:
@@ -123,7 +123,7 @@ def _parse(text: str) -> Decimal:
         raise QuantityError(f"{text!r}: Kubernetes keeps a quantity's exponent in 32 bits, so "
                             f"e{written} wraps to e{exponent} and the API server would read another "
                             f"value; write the value you mean")
-    return _decimal(text, number, exponent, negative, suffix in _DECIMAL_SI)
+    return _decimal(text, number, len(fraction), exponent, negative, suffix in _DECIMAL_SI)
 
 
 def _exponent(text: str, suffix: str) -> int:
@@ -138,43 +138,54 @@ def _exponent(text: str, suffix: str) -> int:
     return exponent
 
 
+# The suffixes' factors. A product of one of them and a number of at most _SHORT characters
+# (_SHORT_BINARY for the 19-digit powers of 2) has at most 28 significant digits, so Decimal's
+# default context (precision 28) computes it exactly, and writes it as the kubernetes client
+# did (4k is 4000, 500m is 0.500); a longer number is scaled by its exponent instead, and
+# multiplied in a context wide enough for it.
+_POWERS_OF_10 = {e: Decimal(10) ** e for e in _DECIMAL_SI.values()}
+_POWERS_OF_2 = {p: Decimal(2**p) for p in _BINARY_SI.values()}
+_SHORT, _SHORT_BINARY = 20, 9
+
+
 def _exact(digits: int) -> Context:
-    """A context in which the few multiplications below are exact."""
+    """A context in which a product of numbers of `digits` digits, and its rounding, are exact."""
     return Context(prec=digits + 40, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_UP,
                    traps=[InvalidOperation, Overflow, DivisionByZero])
 
 
-def _decimal(text: str, number: str, exponent: int, negative: bool, si: bool) -> Decimal:
-    magnitude = Decimal(f"{number}E{exponent}")        # exact, whatever the exponent
-    if magnitude and magnitude.adjusted() >= 19:       # >= 1e19 > 2^63-1: no arithmetic on it
-        raise QuantityError(_too_large(repr(text)))
-    if magnitude and magnitude.adjusted() < -9:        # finer than 1n: rounded up to 1n
-        value = NANO
+def _decimal(text: str, number: str, decimals: int, exponent: int, negative: bool, si: bool) -> Decimal:
+    if si and len(number) <= _SHORT:
+        value = Decimal(number) * _POWERS_OF_10[exponent]
     else:
-        context = _exact(len(number))
-        # written as the kubernetes client wrote it: 4k is 4000, 500m is 0.500, 1e3 is 1E+3
-        value = context.multiply(Decimal(number), context.power(Decimal(10), exponent)) \
-            if si else magnitude
-        value = _round_up_to_nano(value, context)
+        value = Decimal(f"{number}E{exponent}")        # exact, whatever the exponent (1e3 is 1E+3)
+        if value and value.adjusted() >= 19:           # >= 1e19 > 2^63-1: no arithmetic on it
+            raise QuantityError(_too_large(repr(text)))
+    if value and value.adjusted() < -9:                # finer than 1n: rounded up to 1n
+        value = NANO
+    elif decimals - exponent > 9:                      # digits below 1n
+        value = _round_up_to_nano(value, _exact(len(number)))
     if value > MAX_INT64:
         raise QuantityError(_too_large(repr(text)))
     return -value if negative and value else value
 
 
-def _binary(number: Decimal, power: int, negative: bool) -> Decimal:
-    if number.adjusted() >= 19:                        # far past the cap
+def _binary(number: str, decimals: int, power: int, negative: bool) -> Decimal:
+    amount = Decimal(number)
+    if amount.adjusted() >= 19:                        # far past the cap
         value = Decimal(MAX_INT64)
     else:
-        context = _exact(len(number.as_tuple().digits))
-        value = _round_up_to_nano(context.multiply(number, Decimal(2**power)), context)
+        factor = _POWERS_OF_2[power]
+        value = amount * factor if len(number) <= _SHORT_BINARY \
+            else _exact(len(number)).multiply(amount, factor)
+        if decimals > 9:                               # digits below 1n
+            value = _round_up_to_nano(value, _exact(len(number)))
         value = min(value, Decimal(MAX_INT64))          # quantity.go: "The max is just a simple cap"
     return -value if negative and value else value
 
 
 def _round_up_to_nano(value: Decimal, context: Context) -> Decimal:
     """quantity.go rounds a non-zero value finer than 1n up, away from zero (inf.RoundUp)."""
-    if value.as_tuple().exponent >= -9:
-        return value
     rounded = value.quantize(NANO, context=context)
     return value if rounded == value else rounded
 
