@@ -119,6 +119,8 @@ class Linter:
             if reason is not None:
                 run.summary.skip(reason)
                 run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+                if reason == skips.DANGLING_SYMLINK:
+                    run.summary.dangling_symlinks.append(f"{doc.source} -> {doc.skip_detail}")
                 continue
             for item, prefix in expand_lists(doc):
                 run.lint_one(item, prefix)
@@ -225,10 +227,10 @@ class _Run:
     def collect_dropins(self, docs: list[Document]) -> None:
         """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
         in this run; the drop-ins are then linted as part of the merged configuration."""
-        from numaguard.lint.k8s.kubelet_dropin import dropin_owner
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner, walk_order
 
         mains = {d.source for d in docs if d.source and _is_kubelet_config(d.data)}
-        for d in sorted(docs, key=lambda d: (d.source or "", d.index)):
+        for d in sorted(docs, key=lambda d: (walk_order(d.source), d.index)):    # merge order
             owner = dropin_owner(d.source)
             if owner in mains and _is_kubelet_config(d.data):
                 self.dropins.setdefault(owner, []).append(d)

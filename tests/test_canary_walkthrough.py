@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, tool
 
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 sys.path.insert(0, str(REPO / "tests"))
@@ -82,6 +82,8 @@ def test_walkthrough_command_runs(command, workdir, tmp_path, request):
     expected = next(code for prefix, code in EXPECTED.items() if command.startswith(prefix))
     if command.startswith("numaguard node inspect"):
         request.getfixturevalue("host_root")
+    if command.startswith("promtool "):
+        tool("promtool")              # a clear failure when it is missing, not bash's 127
     with RecordedApiServer(pool_scenario(), tmp_path / "apiserver") as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith("NUMAGUARD")}
         env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, tool
 
 RECORDER = """<script>
 window.__errors = [];
@@ -39,10 +39,7 @@ window.addEventListener('load', () => setTimeout(() => {
 
 
 def chromium() -> str:
-    exe = shutil.which("chromium")
-    if exe is None:
-        pytest.fail("chromium is not installed (bash .ci/run installs Debian's chromium package)")
-    return exe
+    return tool("chromium")
 
 
 def _run_chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess:
