@@ -57,9 +57,9 @@ def test_hardware_outlier_and_windows():
 
 def test_hardware_from_descriptions_and_nrt():
     snc = hardware_from_topology("snc", load_node_file("builtin:dual-socket-snc2").topology)
-    ht = hardware_from_topology("ht", load_node_file("builtin:dual-socket-ht").topology)
+    ht = load_node_file("builtin:dual-socket-ht").topology
     assert (snc.sockets, snc.numa_nodes, snc.cpus_per_numa, snc.threads_per_core) == (2, 4, (24, 24, 24, 24), 2)
-    found = pool_findings([], [ht, ht, snc])
+    found = pool_findings([], [hardware_from_topology("ht1", ht), hardware_from_topology("ht2", ht), snc])
     assert [(v.source, v.violation.path) for v in found] == [("snc", ())] * 4
     # 2 sockets and 2 threads per core on both; 256Gi in total on both
     assert [v.violation.message.split(" has ")[1].split(",")[0] for v in found] == [

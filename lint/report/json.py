@@ -19,6 +19,8 @@ def render(result: LintResult, *, show_suppressed: bool = True, color: bool = Fa
         report["fixed"] = [entry.as_dict() for entry in result.fixed]
     if result.nodes:          # numaguard audit: each node's simulated occupancy
         report["nodes"] = [node_dict(o) for o in result.nodes]
+    if result.unread:         # numaguard audit: what could not be read (the audit is incomplete)
+        report["incomplete"] = list(result.unread)
     if len(findings) <= INDENT_UP_TO_FINDINGS:
         return json.dumps(report, indent=2) + "\n"
     return json.dumps(report, separators=(",", ":")) + "\n"
