@@ -137,20 +137,13 @@ class _Configz:
     def ready(self, name: str) -> bool:
         return self.futures[name].done()
 
-    def config(self, name: str) -> dict | None:
-        found = self.futures[name].result()
-        return found if isinstance(found, dict) else None
+    def result(self, name: str) -> dict | str:
+        """The node's configuration or what went wrong, waiting for it."""
+        return self.futures[name].result()
 
-    def collect(self) -> tuple[dict[str, dict], dict[str, str]]:
-        """(node -> configuration, node -> what went wrong), waiting for every read."""
-        configs, failures = {}, {}
-        for name, future in self.futures.items():
-            found = future.result()
-            if isinstance(found, dict):
-                configs[name] = found
-            else:
-                failures[name] = found
-        return configs, failures
+    def config(self, name: str) -> dict | None:
+        found = self.result(name)
+        return found if isinstance(found, dict) else None
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -177,6 +170,54 @@ class _Representative:
                 judge.use_node(node)
                 return
         judge.use_node(None)
+
+
+class _NodeJudge:
+    """The nodes' documents (kubelet configuration as file `node/NAME`, Node object,
+    NodeResourceTopology) judged in name order as their configurations arrive, in the engine
+    run that then takes the pods' findings: its pool pass (NG401 over every KubeletConfiguration
+    of the run, NG404/NG405 over the nodes' hardware) judges the pool as one."""
+
+    def __init__(self, nodes: list[dict], topologies: dict[str, dict], configz: _Configz | None,
+                 config: Any, selection: Any) -> None:
+        self.nodes = {n["metadata"].get("name"): n for n in nodes if n["metadata"].get("name")}
+        self.names = sorted(self.nodes)
+        self.topologies, self.configz = topologies, configz
+        self.config, self.selection = config, selection
+        self.linter = None
+        self.next = self.documents = 0
+        self.configs: dict[str, dict] = {}
+        self.failures: dict[str, str] = {}      # node -> what went wrong reading its configz
+
+    def step(self, judge: PodJudge, *, wait: bool) -> None:
+        """Judge the nodes whose configz has answered (all of them with `wait`), once the node
+        the NUMA-fit rules judge against is known."""
+        from numaguard.lint.engine import Linter
+        from numaguard.lint.load.documents import Document
+
+        if not judge.node_known:
+            return
+        if self.linter is None:
+            self.linter = Linter(config=self.config, selection=self.selection, node=judge.node)
+        while self.next < len(self.names):
+            name = self.names[self.next]
+            if self.configz is not None and not wait and not self.configz.ready(name):
+                return
+            found = self.configz.result(name) if self.configz is not None else None
+            documents = []
+            if isinstance(found, dict):
+                self.configs[name] = found
+                documents.append(Document(source=f"node/{name}", index=0, data=found, line=0, ignores=frozenset()))
+            elif found is not None:
+                self.failures[name] = found
+            documents.append(Document(source=f"node/{name}", index=1, data=self.nodes[name], line=0,
+                                      ignores=frozenset()))
+            if name in self.topologies:
+                documents.append(Document(source=f"nrt/{name}", index=0, data=self.topologies[name], line=0,
+                                          ignores=frozenset()))
+            self.linter.lint(documents)
+            self.documents += len(documents)
+            self.next += 1
 
 
 def _read_list(cluster: Cluster, report: ReadReport, path: str, keep, *, what: str, noun: str,
@@ -267,7 +308,17 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
           progress: Callable[[Progress], None] | None = None):
     """Read and judge; returns (LintResult, ReadReport, AuditTiming). Raises ClusterError when
     nothing could be read."""
-    from numaguard.lint.engine import Linter, Selection
+    from numaguard.lint.load.collector import collector_paused
+
+    # The pages are trees of plain data without cycles, built and dropped by the thousand:
+    # the cyclic collector would walk the heap again and again for nothing.
+    with collector_paused():
+        return _audit(cluster, namespace=namespace, node_selector=node_selector, config=config,
+                      selection=selection, workers=workers, progress=progress)
+
+
+def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, workers, progress):
+    from numaguard.lint.engine import Selection
 
     started = time.perf_counter()
     config = pool_config(config)
@@ -277,12 +328,14 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
 
     tracker.update(phase="nodes")
     nodes, nodes_read = read_nodes(cluster, report, node_selector)
-    names = sorted({n["metadata"].get("name") for n in nodes} - {None})
-    tracker.update(phase="noderesourcetopologies", nodes=len(names), configz_total=len(names))
-    configz = _Configz(cluster, names, workers, tracker) if names else None
+    node_names = sorted({n["metadata"].get("name") for n in nodes} - {None})
+    tracker.update(phase="noderesourcetopologies", nodes=len(node_names), configz_total=len(node_names))
+    configz = _Configz(cluster, node_names, workers, tracker) if node_names else None
+    judging = 0.0
     try:
-        topologies = read_topologies(cluster, report, set(names)) if names else {}
-        representative = _Representative([n for n in names if n in topologies], topologies, configz)
+        topologies = read_topologies(cluster, report, set(node_names)) if node_names else {}
+        representative = _Representative([n for n in node_names if n in topologies], topologies, configz)
+        node_judge = _NodeJudge(nodes, topologies, configz, config, selection)
         tracker.update(phase="pods")
 
         def judge_page(page) -> None:
@@ -293,37 +346,36 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
             for pod in page.items:
                 judge.add(pod)
             representative.try_pick(judge, wait=False)
+            node_judge.step(judge, wait=False)
             judge.judge_pending()
             judging += time.perf_counter() - began
             tracker.update(pods=judge.pods)
 
-        judging = 0.0
         pods_path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
         _, pods_read = _read_list(cluster, report, pods_path, trim.pod, what="pods", noun="pod",
                                   consume=judge_page)
         tracker.update(phase="kubelet configurations")
+        began = time.perf_counter()
         representative.try_pick(judge, wait=True)
-        configs, failures = configz.collect() if configz is not None else ({}, {})
+        node_judge.step(judge, wait=True)
     finally:
         if configz is not None:
             configz.close()
     if not nodes_read and not nodes and not pods_read and not judge.pods:
         raise ClusterError("nothing could be read from the cluster: " + "; ".join(report.problems))
+    configs, failures = node_judge.configs, node_judge.failures
     if failures:
         report.problems.extend(grouped(failures))
         report.unread.append(f"the kubelet configuration of {count(len(failures), 'node')} "
-                             f"({names_of(failures)})")
+                             f"({names(list(failures))})")
     report.pods, report.configs, report.templates = judge.pods, len(configs), judge.templates
 
-    began = time.perf_counter()
-    linter = Linter(config=config, selection=selection, node=judge.node)
-    documents = _node_documents(nodes, configs, topologies)
-    linter.lint(documents)
+    linter = node_judge.linter
     parts = judge.parts()
     for part in parts:
         linter.absorb(part)
     result = linter.finish()
-    result.summary.files = len(documents) + len(parts)
+    result.summary.files = node_judge.documents + len(parts)
     result.workloads = dict(judge.workloads)
     result.nodes = occupancies(nodes, topologies, configs, judge, pods_note=None if pods_read else
                                "the pods list was not read completely: pods may be missing here")
@@ -332,28 +384,6 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
     timing.wall_seconds = time.perf_counter() - started
     timing.waiting_seconds, timing.requests = cluster.timing.waiting, cluster.timing.requests
     return result, report, timing
-
-
-def names_of(failures: dict[str, str]) -> str:
-    return names(list(failures))
-
-
-def _node_documents(nodes: list[dict], configs: dict[str, dict], topologies: dict[str, dict]) -> list:
-    """Every kubelet configuration (file `node/NAME`), and the Node objects and
-    NodeResourceTopologies, for one engine run: the pool pass (NG401 pool consistency over
-    every KubeletConfiguration of the run, NG404/NG405 over the nodes' hardware) judges the
-    pool as one."""
-    from numaguard.lint.load.documents import Document
-
-    documents = [Document(source=f"node/{name}", index=0, data=configs[name], line=0, ignores=frozenset())
-                 for name in sorted(configs)]
-    for node in sorted(nodes, key=lambda n: n["metadata"].get("name") or ""):
-        name = node["metadata"].get("name")
-        documents.append(Document(source=f"node/{name}", index=1, data=node, line=0, ignores=frozenset()))
-        if name in topologies:
-            documents.append(Document(source=f"nrt/{name}", index=0, data=topologies[name], line=0,
-                                      ignores=frozenset()))
-    return documents
 
 
 def pool_config(config=None):

@@ -11,9 +11,12 @@ pod) gets the template's findings under its own name. The status rules (NG410, N
 the kubelet did with this very pod) run on each rejected pod itself.
 
 The occupancy replay (each node's pods admitted oldest first on a simulated node) keeps, per
-pod, only its node, its age, its name and the id of its spec; nodes with the same hardware,
-configuration and sequence of specs are simulated once (a homogeneous pool runs the same
-DaemonSets and replicas everywhere).
+pod, only its node, its age, its name and the id of its spec as admission sees it: without the
+fields only the scheduler reads (nodeName, nodeSelector, affinity, tolerations; a DaemonSet's
+pods differ in the node affinity the controller writes into each), which the simulator
+(numaguard.lint.numa.admission) never reads. Nodes with the same hardware, configuration and
+sequence of specs are simulated once (a homogeneous pool runs the same DaemonSets and replicas
+everywhere).
 """
 from __future__ import annotations
 
@@ -23,7 +26,11 @@ from typing import Any
 
 from numaguard.lint.engine import Linter, RunPart, Selection
 from numaguard.lint.load.documents import Document
+from numaguard.lint.cluster.trim import POD_SPEC_KEYS
 from numaguard.lint.model import Finding, Summary
+
+SCHEDULING_ONLY = frozenset({"nodeName", "nodeSelector", "affinity", "tolerations"})
+ADMISSION_KEYS = tuple(k for k in POD_SPEC_KEYS if k not in SCHEDULING_ONLY)
 
 
 def pod_file(pod: dict) -> str:
@@ -39,8 +46,10 @@ def workload_of(pod: dict) -> str:
 
 
 def _controller_key(meta: dict) -> tuple | None:
-    controller = next((r for r in meta.get("ownerReferences", ()) if r.get("controller")), None)
-    return (meta.get("namespace"), controller.get("uid") or controller.get("name")) if controller else None
+    for ref in meta.get("ownerReferences", ()):
+        if ref.get("controller"):
+            return meta.get("namespace"), ref.get("uid") or ref.get("name")
+    return None
 
 
 @dataclass
@@ -90,19 +99,18 @@ class PodJudge:
 
         meta, spec = pod["metadata"], pod["spec"]
         self.pods += 1
-        spec_id = self._spec_id(spec)
         phase = (pod.get("status") or {}).get("phase")
         if spec.get("nodeName") and phase not in ("Succeeded", "Failed"):
             label = f"{meta.get('namespace')}/{meta.get('name')}"
             order = (meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
-            self.on_nodes.setdefault(spec["nodeName"], []).append((order, label, spec_id))
+            self.on_nodes.setdefault(spec["nodeName"], []).append((order, label, self._spec_id(spec)))
         rejected = rejection(pod) is not None
         controller = _controller_key(meta)
         if not rejected and controller is not None and controller in self._controllers:
             return
         if controller is not None:
             self._controllers.add(controller)
-        key = (spec_id, repr(meta.get("annotations")))
+        key = (repr({k: v for k, v in spec.items() if k != "nodeName"}), repr(meta.get("annotations")))
         if key not in self._templates and key not in self._pending:
             self._pending[key] = {k: v for k, v in pod.items() if k != "status"}
             self._template_origin[key] = (meta.get("namespace"), meta.get("name"))
@@ -117,7 +125,7 @@ class PodJudge:
         self.workloads[file] = workload_of(pod)
 
     def _spec_id(self, spec: dict) -> int:
-        key = repr({k: v for k, v in spec.items() if k != "nodeName"})
+        key = repr(tuple(spec.get(k) for k in ADMISSION_KEYS))
         found = self._spec_ids.get(key)
         if found is None:
             found = self._spec_ids[key] = len(self.specs)
@@ -247,7 +255,7 @@ def occupancies(nodes: list[dict], topologies: dict[str, dict], configs: dict[st
     NodeResourceTopology (else its capacity, as one NUMA node) and its configuration.
     `pods_note`: said on every node when the pods list was not read completely."""
     from numaguard.lint.numa.admission import KubeletStartupError, build_state
-    from numaguard.lint.numa.occupancy import occupy
+    from numaguard.lint.numa.occupancy import PodOutcome, occupy
 
     layouts, analyses = _Layouts(), {}
     simulated: dict[tuple, Any] = {}
@@ -278,6 +286,7 @@ def occupancies(nodes: list[dict], topologies: dict[str, dict], configs: dict[st
                                            notes=notes, analyses=analyses)
             out.append(done)
             continue
-        out.append(replace(done, name=name, pods=[replace(p, label=label) for p, label in zip(done.pods, labels)],
-                           notes=list(done.notes)))
+        pods = [PodOutcome(label, p.admitted, p.reason, p.numa_nodes, p.exclusive, p.shared)
+                for p, label in zip(done.pods, labels)]
+        out.append(replace(done, name=name, pods=pods, notes=list(done.notes)))
     return out
