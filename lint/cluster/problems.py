@@ -59,7 +59,8 @@ def _shape(text: str, node: str) -> _Shaped:
         values.append(("port", match["port"]))
         return "\0ip\0:\0port\0"
 
-    pieces = text.split(node) if node else [text]
+    # the name as a word of its own: node "web" is no part of "webhook"
+    pieces = re.split(rf"(?<![\w.-]){re.escape(node)}(?![\w-])", text) if node else [text]
     out = []
     for i, piece in enumerate(pieces):
         if i:

@@ -276,3 +276,65 @@ def test_a_hung_api_server_is_exit_2_after_the_retries(tmp_path):
     assert run.stderr.strip().splitlines() == [
         f"Error: cannot reach the API server (https://127.0.0.1:{port}): no answer within 0.5 s"]
     assert len(accepted) == 5          # the nodes list, tried 5 times
+
+
+def test_on_a_terminal_the_status_line_names_the_node_it_waits_for(healthy_apiserver):
+    """stderr on a real pseudo-terminal: the line is drawn, names the hung node with its wait,
+    shows no percentage or ETA, and is cleared before the problem lines."""
+    import os
+    import pty
+    import re
+    import subprocess
+
+    from conftest import numaguard_exe
+
+    healthy_apiserver.scenario.configz["numa-node-3"] = Hang(30, healthy_apiserver.scenario.configz["numa-node-3"])
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMAGUARD")}
+    proc = subprocess.Popen([numaguard_exe(), "audit", "--kubeconfig", str(healthy_apiserver.kubeconfig()), "-l", POOL,
+                             "--request-timeout", "2500ms", "--format", "json"], cwd=healthy_apiserver.folder,
+                            stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:          # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.communicate(timeout=120)
+    os.close(leader)
+    seen = b"".join(chunks).decode().replace("\r\n", "\n")
+    drawn = [part.removesuffix("\x1b[K") for part in seen.split("\r") if part.startswith("numaguard audit:")]
+    assert proc.returncode == 3
+    # (on a loaded machine the wait may begin while the pods are still being read)
+    assert any(re.fullmatch(r"numaguard audit: 3 nodes; (7 pods read|\d+ pods so far); kubelet configurations "
+                            r"[0-2] of 3; waiting for (numa-node-[12] \(\d s\), )*numa-node-3 \([12] s\)", line)
+               for line in drawn), drawn
+    assert not any("%" in line or "ETA" in line for line in drawn)
+    assert seen.split("\r\x1b[K", 1)[1].splitlines() == [
+        "numaguard: node/numa-node-3: the kubelet did not answer configz within 2.5 s (via the API server's "
+        "node proxy)",
+        "numaguard: audit incomplete: not read: the kubelet configuration of 1 node (numa-node-3)"]
+
+
+def test_reports_named_by_extension_and_an_incomplete_html_page(apiserver):
+    """`--output` alone takes the format from the file name, for audit as for lint; every
+    report says what was not read."""
+    folder = apiserver.folder
+    run = run_cli("audit", "--kubeconfig", str(apiserver.kubeconfig()), "-l", POOL, "--output", "pool.html",
+                  "--output", "pool.json", "--output", "pool.yaml", cwd=folder)
+    assert (run.returncode, run.stdout) == (3, "")
+    page = (folder / "pool.html").read_text()
+    assert ('<p class="rejected" id="incomplete"><strong>Incomplete audit.</strong> Not read: the kubelet '
+            'configuration of 1 node (numa-node-3).</p>') in page
+    assert json.loads((folder / "pool.json").read_text())["incomplete"] == [
+        "the kubelet configuration of 1 node (numa-node-3)"]
+    assert (folder / "pool.yaml").read_text().startswith("---\napiVersion: wgpolicyk8s.io/v1alpha2\nkind: ClusterPolicyReport")
+    refused = run_cli("audit", "--kubeconfig", str(apiserver.kubeconfig()), "--output", "pool.pdf", cwd=folder)
+    assert (refused.returncode, refused.stderr.splitlines()) == (2, [
+        "Error: pool.pdf: cannot tell the report format from the extension .pdf: give --format, or name the file "
+        ".htm, .html, .json, .sarif, .text, .txt, .xml, .yaml, .yml"])
+    assert not [r for r in apiserver.scenario.requests if r.startswith("/api/v1/pods")][1:]   # one audit read
