@@ -66,11 +66,15 @@ def node(i: int) -> dict:
                                   for k in range(10)]}}
 
 
-def pod(i: int, pods_per_node: int) -> dict:
+def pod(i: int, pods_per_node: int, nodes: int = 0) -> dict:
+    """Pod i; its node: the i-th block of `pods_per_node` pods (the replicas of a ReplicaSet land
+    side by side, so nodes run alike), or with `nodes` spread over all of them (every node runs
+    its own mix of ReplicaSets, in its own order)."""
     deployment = i // 100
     guaranteed = deployment % 2 == 0
     resources = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
-    spec = {"nodeName": f"pool-{i // pods_per_node:04d}", "nodeSelector": {"node.example.com/pool": "numa"},
+    at = (i * 2654435761 % 2**32) % nodes if nodes else i // pods_per_node     # Knuth's multiplicative hash
+    spec = {"nodeName": f"pool-{at:04d}", "nodeSelector": {"node.example.com/pool": "numa"},
             "tolerations": [{"key": "node.example.com/pool", "operator": "Equal", "value": "numa", "effect": "NoSchedule"}],
             "containers": [{"name": "app", "image": f"registry.example.com/app-{deployment % 10}:1.{deployment % 10}",
                             "env": [{"name": f"VAR_{k}", "value": "x" * 40} for k in range(8)],
@@ -108,16 +112,16 @@ def nrt(i: int) -> dict:
             "metadata": {"name": f"pool-{i:04d}"}, "topologyPolicies": ["SingleNUMANodePodLevel"], "zones": [zone(0), zone(1)]}
 
 
-def scenario(nodes: int, pods: int):
+def scenario(nodes: int, pods: int, mixed: bool = False):
     from recorded_apiserver import Scenario
     per_node = max(1, -(-pods // nodes))
-    return Scenario(nodes=Generated(nodes, node), pods=Generated(pods, lambda i: pod(i, per_node)),
+    return Scenario(nodes=Generated(nodes, node), pods=Generated(pods, lambda i: pod(i, per_node, nodes if mixed else 0)),
                     configz=lambda name: KC, nrts=[nrt(i) for i in range(nodes)])
 
 
-def serve(folder: str, nodes: int, pods: int) -> None:
+def serve(folder: str, nodes: int, pods: int, mixed: bool) -> None:
     from recorded_apiserver import serve_forever
-    serve_forever(lambda: scenario(nodes, pods), Path(folder), Path(folder) / "ready.json")
+    serve_forever(lambda: scenario(nodes, pods, mixed), Path(folder), Path(folder) / "ready.json")
 
 
 CHILD_AUDIT = """
@@ -190,9 +194,13 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=50000)
     parser.add_argument("--rounds", type=int, default=2, help="raw read and audit, alternately, this many times")
+    parser.add_argument("--mixed", action="store_true",
+                        help="spread each ReplicaSet over all nodes: every node runs its own mix, so none "
+                             "is simulated once for several")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="bench-audit-")
-    server = subprocess.Popen([sys.executable, __file__, "--serve", folder, str(args.nodes), str(args.pods)])
+    server = subprocess.Popen([sys.executable, __file__, "--serve", folder, str(args.nodes), str(args.pods),
+                               "mixed" if args.mixed else "blocks"])
     load_before = os.getloadavg()
     try:
         ready = Path(folder) / "ready.json"
@@ -232,6 +240,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--serve":
-        serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+        serve(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "mixed")
     else:
         main()

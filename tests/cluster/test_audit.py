@@ -9,7 +9,7 @@ import socket
 import yaml
 
 from conftest import REPO, run_cli
-from pool_fixture import apiserver  # noqa: F401  (fixture)
+from pool_fixture import apiserver, healthy_apiserver  # noqa: F401  (fixtures)
 
 POOL = "node.example.com/pool=numa"
 
@@ -232,3 +232,25 @@ def test_audit_everything_denied_exits_2_with_one_line(apiserver):
     [line] = run.stderr.strip().splitlines()
     assert line.startswith("Error: nothing could be read from the cluster: cannot list nodes: 403 Forbidden: ")
     assert "; cannot list pods: 403 Forbidden: pods is forbidden" in line
+
+
+def test_the_shipped_cronjob_writes_each_report_where_it_says(healthy_apiserver):
+    """deploy/audit/cronjob.yaml's own arguments (its paths moved here): the PolicyReports and
+    the page land in their files, the text report in the log; findings do not fail the job."""
+    docs = list(yaml.safe_load_all((REPO / "deploy" / "audit" / "cronjob.yaml").read_text()))
+    job = next(d for d in docs if d["kind"] == "CronJob")
+    [container] = job["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    config_map = next(d for d in docs if d["kind"] == "ConfigMap")
+    folder = healthy_apiserver.folder
+    (folder / "config").mkdir()
+    (folder / "reports").mkdir()
+    (folder / "config" / ".numaguard.yaml").write_text(config_map["data"][".numaguard.yaml"])
+    args = [a.replace("/config/", f"{folder}/config/").replace("/reports/", f"{folder}/reports/")
+            for a in container["args"]]
+    assert args[0] == "audit"
+    run = run_cli(*args, "--kubeconfig", str(healthy_apiserver.kubeconfig()), cwd=folder)
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.startswith("node/numa-node-2\n")
+    assert [d["kind"] for d in yaml.safe_load_all((folder / "reports" / "policyreports.yaml").read_text())] == [
+        "ClusterPolicyReport", "PolicyReport", "PolicyReport"]
+    assert (folder / "reports" / "pool.html").read_text().startswith("<!DOCTYPE html>")
