@@ -41,6 +41,8 @@ def pod_requests(server) -> list[str]:
 PAGES = ["", "risk/risk-engine-0", "trading/analytics-6d5f8b7c9d-b7n4m", "trading/order-matcher-5c9d7f6b8-h4k2p"]
 # What the undisturbed recorded pool gives (tests/cluster/test_audit.py checks it in detail).
 NG410 = [("pod/trading/analytics-6d5f8b7c9d-b7n4m", "NG410"), ("pod/trading/analytics-6d5f8b7c9d-x2x7q", "NG410")]
+# numa-node-1 and numa-node-2 read and compared: NG401 on each of the 9 settings that differ
+NODES_1_AND_2_COMPARED = [("node/numa-node-1", "NG401")] * 9 + [("node/numa-node-2", "NG401")] * 9
 
 
 def test_the_healthy_pool_reads_cleanly(healthy_apiserver):
@@ -150,9 +152,7 @@ def test_a_hung_kubelet_costs_one_timeout_and_the_other_nodes_are_read(healthy_a
         "numaguard: audit incomplete: not read: the kubelet configuration of 1 node (numa-node-3)"]
     assert healthy_apiserver.scenario.requests.count(CONFIGZ.format("numa-node-3")) == 1    # not retried
     report = json.loads(run.stdout)
-    # numa-node-1 and numa-node-2 were read and compared (NG401 on each differing setting)
-    assert [f for f in findings(run) if f[1] == "NG401"] == [("node/numa-node-1", "NG401")] * 9 + \
-        [("node/numa-node-2", "NG401")] * 9
+    assert [f for f in findings(run) if f[1] == "NG401"] == NODES_1_AND_2_COMPARED
     assert {n["name"]: n["notes"] for n in report["nodes"]}["numa-node-3"] == [
         "layout from node capacity (no NodeResourceTopology): one NUMA node assumed",
         "kubelet configuration unknown: no reservations or pinning simulated"]
@@ -167,8 +167,7 @@ def test_a_reset_on_one_nodes_configz_is_tried_once_more_and_the_others_are_read
         "connection to the API server was reset before the answer was complete (2 attempts)",
         "numaguard: audit incomplete: not read: the kubelet configuration of 1 node (numa-node-3)"]
     assert healthy_apiserver.scenario.requests.count(CONFIGZ.format("numa-node-3")) == 2
-    assert [f for f in findings(run) if f[1] == "NG401"] == [("node/numa-node-1", "NG401")] * 9 + \
-        [("node/numa-node-2", "NG401")] * 9
+    assert [f for f in findings(run) if f[1] == "NG401"] == NODES_1_AND_2_COMPARED
 
 
 def test_a_reset_once_on_configz_is_forgotten_once_read(healthy_apiserver):

@@ -223,9 +223,11 @@ def test_nodes_running_the_same_pods_are_simulated_once_and_named_apart():
     data = yaml.safe_load(POOL.read_text())
     nrt = data["nrts"][0]
     kc = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data["configz"]["numa-node-1"]}
+    unpinned = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+                **data["configz"]["numa-node-2"]}          # cpuManagerPolicy none
     matcher = trim.pod(data["pods"][0])
     nodes, pods = [], []
-    for name in ("a", "b"):
+    for name in ("a", "b", "c"):
         node = copy.deepcopy(trim.node(data["nodes"][0]))
         node["metadata"]["name"] = name
         nodes.append(node)
@@ -237,11 +239,15 @@ def test_nodes_running_the_same_pods_are_simulated_once_and_named_apart():
     judge = PodJudge(None, Selection())
     for pod in pods:
         judge.add(pod)
-    found = occupancies(nodes, {"a": nrt, "b": nrt}, {"a": kc, "b": kc}, judge)
+    configs = {"a": kc, "b": kc, "c": unpinned}
+    found = occupancies(nodes, dict.fromkeys("abc", nrt), configs, judge)
     topology = parse_node_resource_topology(nrt, "nrt").topology
-    for name, occ in zip("ab", found):
-        alone = occupy(build_state(topology, kc, name=name), [(f"trading/{name}-{i}", matcher) for i in range(3)])
+    for name, occ in zip("abc", found):
+        alone = occupy(build_state(topology, configs[name], name=name),
+                       [(f"trading/{name}-{i}", matcher) for i in range(3)])
         assert occ.name == name
         assert occ.pods == alone.pods
         assert (occ.free_cpus_by_numa(), occ.free_memory) == (alone.free_cpus_by_numa(), alone.free_memory)
     assert [p.label for p in found[1].pods] == ["trading/b-0", "trading/b-1", "trading/b-2"]
+    # the same pods under another configuration are simulated apart: nothing pinned on c
+    assert [len(p.exclusive) for p in found[0].pods] == [8, 8, 8] and [len(p.exclusive) for p in found[2].pods] == [0, 0, 0]
