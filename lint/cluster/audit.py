@@ -14,10 +14,11 @@ then incomplete: `unread` names what is missing (a list, or which nodes' configu
 the command exits 3. A CRD that is not installed is a note, not something missing. Only
 "nothing at all could be read" (or refused credentials, or no API server) is fatal.
 
-Judging: the pods as they come (judge.PodJudge), against the first pool node (by name) that
-has a NodeResourceTopology and a configuration; then every kubelet configuration (file
-`node/NAME`), the Node objects and NodeResourceTopologies in one engine run, so that the pool
-pass (NG401, NG404, NG405) sees the pool whole; then each node's occupancy.
+Judging, between pages: the pods as they come (judge.PodJudge), against the first pool node
+(by name) that has a NodeResourceTopology and a configuration; each node's kubelet
+configuration (file `node/NAME`), Node object and NodeResourceTopology as its configz answers,
+in name order (_NodeJudge), in the one engine run whose pool pass (NG401, NG404, NG405) then
+sees the pool whole. After the last page: each node's occupancy (judge.occupancies).
 """
 from __future__ import annotations
 
@@ -59,7 +60,6 @@ class ReadReport:
     pods: int = 0
     templates: int = 0
     configs: int = 0
-    topologies: int = 0
     problems: list[str] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
 
@@ -299,7 +299,6 @@ def read_topologies(cluster: Cluster, report: ReadReport, names: set[str]) -> di
         else:
             _list_failed(cluster, report, failed, stats, what="noderesourcetopologies",
                          noun="noderesourcetopology", first=False)
-    report.topologies = len(found)
     return found
 
 
