@@ -64,6 +64,8 @@ class LintResult:
     # (`pod/ns/name`), the workload that owns the pod.
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
+    # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
+    unread: list[str] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:

@@ -85,6 +85,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
            f'<span>{len(nodes)} node(s)</span><span class="error">{s.counts["error"]} error(s)</span>'
            f'<span class="warning">{s.counts["warning"]} warning(s)</span><span class="info">{s.counts["info"]} info</span>'
            f"<span>{s.suppressed} suppressed</span></div>"]
+    if result.unread:     # numaguard audit: the counts above leave out what could not be read
+        out.append(f'<p class="rejected" id="incomplete"><strong>Incomplete audit.</strong> Not read: '
+                   f'{escape("; ".join(result.unread))}.</p>')
     if nodes:
         rejected = sum(len(o.rejected) for o in nodes)
         out.append(f'<h2 id="map">NUMA map</h2><p>{len(nodes)} node(s); {rejected} pod(s) the simulator '

@@ -45,6 +45,8 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                    + (f", {rejected} pod(s) the simulator would not admit" if rejected else ""))
     if result.nodes:
         out.append("")
+    if result.unread:             # numaguard audit: the counts below leave these out
+        out.append(paint("incomplete: not read: " + "; ".join(result.unread), "bold"))
     s = result.summary
     hint = s.render_hint()
     if hint:
