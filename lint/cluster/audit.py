@@ -236,11 +236,17 @@ def occupancies(snap: Snapshot) -> list:
     from numaguard.lint.numa.occupancy import capacity_topology, occupy
     from numaguard.lint.k8s.quantity import parse_quantity
 
+    from numaguard.lint.rules.state import rejection
+
     by_node: dict[str, list[dict]] = {}
+    rejected: dict[str, list[tuple[str, str]]] = {}     # node -> the pods its kubelet rejected, for the report
     for pod in snap.pods:
         node_name = pod["spec"].get("nodeName")
         if node_name and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
             by_node.setdefault(node_name, []).append(pod)
+        elif node_name and rejection(pod) is not None:
+            meta = pod["metadata"]
+            rejected.setdefault(node_name, []).append((f"{meta.get('namespace')}/{meta.get('name')}", rejection(pod)[0]))
     out = []
     # A pool is homogeneous (or should be): nodes with the same NUMA zones share one Topology,
     # and replicas share one PodAnalysis, which keeps 1,000 nodes cheap in time and memory.
@@ -284,6 +290,7 @@ def occupancies(snap: Snapshot) -> list:
         pods = sorted(by_node.get(name, ()), key=_pod_order)
         out.append(occupy(state, [(f"{p['metadata'].get('namespace')}/{p['metadata'].get('name')}", p)
                                   for p in pods], notes=notes, analyses=analyses))
+        out[-1].kubelet_rejected = sorted(rejected.get(name, ()))
     return out
 
 
