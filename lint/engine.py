@@ -240,7 +240,7 @@ class _Run:
         running = podresources_containers(_label(doc, prefix), data)
         if running is not None:            # a saved PodResources List answer (NG409)
             self.summary.objects += 1
-            self.pool.add(running[0].source if running else _label(doc, prefix), doc, prefix, running=running)
+            self.pool.add(_label(doc, prefix), doc, prefix, running=running)
             return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:

@@ -482,6 +482,20 @@ def test_v1_checkpoint_by_kubelet_version(node_root, version, exit_code, source)
         "start it again (it writes a new file); no drain is needed. Do it before the kubelet is upgraded to 1.37.")]
 
 
+def test_v1_checkpoint_with_container_ids_is_unchecked_under_136(node_root):
+    """1.36 migrates V1 entries through the container runtime's ids, which PodResources does
+    not give: nothing can be compared, and the report says so rather than "not recorded"."""
+    (node_root / "var/lib/kubelet/cpu_manager_state").write_text(
+        '{"policyName": "static", "defaultCPUSet": "0,6-8,14-15", "entries": {"containerID1": "1,9"}, "checksum": 0}')
+    result, report = inspect_json(node_root, "--kubernetes-version", "1.36")
+    assert result.exit_code == 3
+    assert report["sources"][2]["message"] == (
+        "read (v1, policy static; 1 entries keyed by container id, which the kubelet maps through the runtime)")
+    assert {c["checkpoint"] for c in report["containers"]} == {"unchecked: a V1 checkpoint keys its 1 entries by "
+                                                               "container id"}
+    assert report["summary"]["line"].endswith("incomplete: 5 container(s) not matched to their checkpoint entries")
+
+
 def test_bad_kubernetes_version_is_a_usage_error(tmp_path):
     result = run(tmp_path, "--kubernetes-version", "one")
     assert result.exit_code == 2

@@ -235,7 +235,6 @@ def occupancies(snap: Snapshot) -> list:
     from numaguard.lint.numa.node import NodeError, parse_node_resource_topology
     from numaguard.lint.numa.occupancy import capacity_topology, occupy
     from numaguard.lint.k8s.quantity import parse_quantity
-
     from numaguard.lint.rules.state import rejection
 
     by_node: dict[str, list[dict]] = {}
@@ -244,9 +243,9 @@ def occupancies(snap: Snapshot) -> list:
         node_name = pod["spec"].get("nodeName")
         if node_name and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
             by_node.setdefault(node_name, []).append(pod)
-        elif node_name and rejection(pod) is not None:
+        elif node_name and (found := rejection(pod)) is not None:
             meta = pod["metadata"]
-            rejected.setdefault(node_name, []).append((f"{meta.get('namespace')}/{meta.get('name')}", rejection(pod)[0]))
+            rejected.setdefault(node_name, []).append((f"{meta.get('namespace')}/{meta.get('name')}", found[0]))
     out = []
     # A pool is homogeneous (or should be): nodes with the same NUMA zones share one Topology,
     # and replicas share one PodAnalysis, which keeps 1,000 nodes cheap in time and memory.

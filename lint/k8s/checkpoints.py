@@ -302,7 +302,7 @@ def _cpu_v3(data: dict) -> CPUCheckpoint | CheckpointError:
     try:
         v3 = decode(data, CPU_V3)
     except GoDecodeError as exc:
-        return CheckpointError(("podEntries",) if "podEntries" in str(exc) else ("entries",), str(exc))
+        return CheckpointError((), str(exc))
     return _verified("v3", v3, CPU_V3, zero_ok=False) or _cpu_corrupt(v3, CPU_V3)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from numaguard.lint.k8s.checkpoints import CPU_CHECKPOINT_FILE, CURRENT, MEMORY_CHECKPOINT_FILE, Version
 from numaguard.lint.k8s.cpuset import format_cpuset
 from numaguard.lint.node.matching import (AGREES, DIFFERS, REJECTED, SKIPPED, UNCHECKED, PodIdentity, Verdict,
-                                          cpu_verdict, find_entry, identify, numa_verdict)
+                                          entry_verdict, find_entry, identify, show_cpus, show_numa)
 from numaguard.lint.node.podresources_client import DEFAULT_SOCKET, DEFAULT_TIMEOUT
 from numaguard.lint.node.replay import numa_of, replay, simulation_verdict
 from numaguard.lint.node.sources import (Source, load_kubelet_config, load_node, load_pod_manifests,
@@ -157,7 +157,7 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
         if extract is not None:
             extracts[kind] = extract
     manifests, pods_source = load_pod_manifests(pods)
-    log_uids, logs_source = read_pod_log_dirs(root, kc) if not pods else ({}, None)
+    log_uids, logs_source = read_pod_log_dirs(root, kc)       # the uids --pods does not give
     report.sources += [s for s in (pods_source, logs_source) if s is not None]
     snapshot, pr_source = read_podresources(str(under(root, socket)), timeout)
     report.sources.append(pr_source)
@@ -202,6 +202,10 @@ def _compare(snapshot, extracts: dict[str, CheckpointExtract], manifests: dict, 
     topology = getattr(node, "topology", None)
     placements, skipped = replay(node, kc, snapshot, manifests)
     cpu_entries = _usable(extracts.get("cpu"), lambda c: c.containers)
+    # A V1 file a kubelet before 1.37 restores: entries by container id, which only the
+    # container runtime maps to pods, so no container can be compared with its entry.
+    by_id = extracts["cpu"].checkpoint.container_ids if cpu_entries is not None else {}
+    v1 = Verdict(UNCHECKED, f"a V1 checkpoint keys its {len(by_id)} entries by container id") if by_id else None
     memory_entries = _usable(extracts.get("memory"), lambda c: {
         pod: {name: tuple(sorted({n for b in blocks for n in b.numa_nodes})) for name, blocks in by_c.items()}
         for pod, by_c in c.containers.items()})
@@ -215,12 +219,10 @@ def _compare(snapshot, extracts: dict[str, CheckpointExtract], manifests: dict, 
         for c in pod.containers:
             memory_numa = tuple(sorted({n for m in c.memory for n in m.numa_nodes}))
             checks: dict[str, Verdict] = {}
-            checks["checkpoint"] = (Verdict(SKIPPED, "not read") if cpu_entries is None else
-                                    cpu_verdict(find_entry(cpu_entries, who, c.name, running_with_name[c.name]),
-                                                c.cpu_ids))
-            checks["memoryCheckpoint"] = (Verdict(SKIPPED, "not read") if memory_entries is None else
-                                          numa_verdict(find_entry(memory_entries, who, c.name,
-                                                                  running_with_name[c.name]), memory_numa))
+            checks["checkpoint"] = (Verdict(SKIPPED, "not read") if cpu_entries is None else v1 or entry_verdict(
+                find_entry(cpu_entries, who, c.name, running_with_name[c.name]), c.cpu_ids, show_cpus))
+            checks["memoryCheckpoint"] = (Verdict(SKIPPED, "not read") if memory_entries is None else entry_verdict(
+                find_entry(memory_entries, who, c.name, running_with_name[c.name]), memory_numa, show_numa))
             checks["simulation"], sim, sim_numa = simulation_verdict(placements.get((pod.namespace, pod.name)),
                                                                      c.name, c.cpu_ids, topology, skipped)
             out.append(ContainerView(pod.namespace, pod.name, c.name, c.cpu_ids, numa_of(topology, c.cpu_ids),

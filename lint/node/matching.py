@@ -12,7 +12,7 @@ it. Verdicts say "matched by name only" when that is how they were reached.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Generic, Mapping, TypeVar
+from typing import Callable, Generic, Mapping, TypeVar
 
 from numaguard.lint.k8s.cpuset import format_cpuset
 
@@ -81,23 +81,21 @@ def find_entry(entries: Mapping[str, Mapping[str, T]], who: PodIdentity, contain
                       "mount the pod log directories")
 
 
-def cpu_verdict(match: Match[frozenset[int]], cpus: frozenset[int]) -> Verdict:
-    """The CPU Manager checkpoint's entry against the exclusive CPUs PodResources reports."""
+def entry_verdict(match: Match[T], got: T, show: Callable[[T], str]) -> Verdict:
+    """A checkpoint's entry against what PodResources reports the container got (`got`; an
+    empty value: nothing, which no entry is right for). `show` prints a recorded value."""
     if match.status == "ambiguous":
         return Verdict(UNCHECKED, match.note)
     if match.status == "none":
-        return Verdict(DIFFERS, "not recorded") if cpus else Verdict(AGREES, by_name=match.by_name)
-    if match.value == cpus:
+        return Verdict(DIFFERS, "not recorded") if got else Verdict(AGREES, by_name=match.by_name)
+    if match.value == got:
         return Verdict(AGREES, by_name=match.by_name)
-    return Verdict(DIFFERS, f"checkpoint records {format_cpuset(match.value) or 'no CPUs'}", match.by_name)
+    return Verdict(DIFFERS, f"checkpoint records {show(match.value)}", match.by_name)
 
 
-def numa_verdict(match: Match[tuple[int, ...]], numa: tuple[int, ...]) -> Verdict:
-    """The Memory Manager checkpoint's NUMA nodes against those PodResources reports."""
-    if match.status == "ambiguous":
-        return Verdict(UNCHECKED, match.note)
-    if match.status == "none":
-        return Verdict(DIFFERS, "not recorded") if numa else Verdict(AGREES, by_name=match.by_name)
-    if match.value == numa:
-        return Verdict(AGREES, by_name=match.by_name)
-    return Verdict(DIFFERS, "checkpoint records NUMA " + (",".join(map(str, match.value)) or "-"), match.by_name)
+def show_cpus(cpus: frozenset[int]) -> str:
+    return format_cpuset(cpus) or "no CPUs"
+
+
+def show_numa(numa: tuple[int, ...]) -> str:
+    return "NUMA " + (",".join(map(str, numa)) or "-")

@@ -60,19 +60,20 @@ class NodeOccupancy:
         return [p for p in self.pods if not p.admitted]
 
     def free_cpus_by_numa(self) -> dict[int, int]:
-        taken = self.reserved | set(self.exclusive) | set(self.pod_shared)
-        out = {n: 0 for n in self.topology.numa_ids}
-        for cpu in self.topology.cpus:
-            if cpu.id not in taken:
-                out[cpu.numa] += 1
-        return out
+        return self._per_numa(self._held() | self.reserved, counted=False)
 
     def used_cpus_by_numa(self) -> dict[int, int]:
         """CPUs held by pods (exclusive or a pod's shared pool) per NUMA node."""
-        held = set(self.exclusive) | set(self.pod_shared)
+        return self._per_numa(self._held(), counted=True)
+
+    def _held(self) -> set[int]:
+        return set(self.exclusive) | set(self.pod_shared)
+
+    def _per_numa(self, cpus: set[int], *, counted: bool) -> dict[int, int]:
+        """Per NUMA node, how many CPUs are in `cpus` (`counted`) or not."""
         out = {n: 0 for n in self.topology.numa_ids}
         for cpu in self.topology.cpus:
-            if cpu.id in held:
+            if (cpu.id in cpus) == counted:
                 out[cpu.numa] += 1
         return out
 

@@ -169,9 +169,9 @@ _DROPPED_FIX = ("Drain the node, stop the kubelet, delete the named checkpoint f
 
 
 def _dropped(cp: CheckpointExtract, c: CPUCheckpoint | MemoryCheckpoint) -> PoolViolation:
-    """NG406 for `podEntries` the kubelet reads past: checksum 0 is accepted only by the older
-    version (CPU V2, memory V1), whose struct has no podEntries."""
-    older, newer = ("V2", "V3 checksum or the V4 data") if cp.kind == "cpu" else ("V1", "V2 checksum or the V3 data")
+    """NG406 for `podEntries` the kubelet reads past: their version refuses the checksum (0,
+    typically), an older one (CPU V2, memory V1) accepts it and has no podEntries field."""
+    older, newer = ("V2", "V3") if cp.kind == "cpu" else ("V1", "V2")
     uids = sorted(c.dropped_pods)
     if cp.kind == "cpu":
         held = ", ".join(f"{u} ({format_cpuset(c.dropped_pods[u]) or '?'})" for u in uids)
@@ -179,8 +179,8 @@ def _dropped(cp: CheckpointExtract, c: CPUCheckpoint | MemoryCheckpoint) -> Pool
     else:
         held = ", ".join(f"{u} ({len(c.dropped_pods[u])} block(s))" for u in uids)
         what = f"the pod-level memory blocks of {len(uids)} pod(s): {held}"
-    message = (f"the kubelet restores this file as a {older} {cp.kind} checkpoint (checksum 0 is accepted for "
-               f"{older} only; podEntries need a {newer}) and drops {what}")
+    message = (f"the kubelet restores this file as a {older} {cp.kind} checkpoint ({newer}, which has podEntries, "
+               f"refuses its checksum; {older} accepts it, 0 included) and drops {what}")
     if cp.kind == "cpu" and c.policy == "static":
         known = set(c.default_cpus).union(*(cpus for by_c in c.containers.values() for cpus in by_c.values()))
         lost = frozenset().union(*c.dropped_pods.values()) - known

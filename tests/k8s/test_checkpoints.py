@@ -220,8 +220,8 @@ def test_pod_entries_with_checksum_0_are_ng406():
     [pv] = checkpoint_findings([cp])
     assert (pv.rule.id, pv.violation.path) == ("NG406", ("podEntries",))
     assert pv.violation.message == (
-        "the kubelet restores this file as a V2 cpu checkpoint (checksum 0 is accepted for V2 only; podEntries need "
-        "a V3 checksum or the V4 data) and drops the pod-level CPU sets of 1 pod(s): uid-a (2-5); CPUs 4-5 are then "
+        "the kubelet restores this file as a V2 cpu checkpoint (V3, which has podEntries, refuses its checksum; V2 "
+        "accepts it, 0 included) and drops the pod-level CPU sets of 1 pod(s): uid-a (2-5); CPUs 4-5 are then "
         "neither in defaultCpuSet nor in a container's entry and the static policy refuses to start (\"current set "
         "of available CPUs ... doesn't match with CPUs in state ...\")")
     assert pv.violation.remediation.startswith("Drain the node, stop the kubelet, delete the named checkpoint file")
@@ -263,8 +263,8 @@ def test_memory_pod_entries_with_checksum_0_are_dropped():
     [pv] = [pv for pv in checkpoint_findings([CheckpointExtract.of("memory_manager_state", json.loads(
         MEMORY_V2.replace("1278640530", "0")), "memory")]) if pv.rule.id == "NG406"]
     assert pv.violation.message == (
-        "the kubelet restores this file as a V1 memory checkpoint (checksum 0 is accepted for V1 only; podEntries "
-        "need a V2 checksum or the V3 data) and drops the pod-level memory blocks of 1 pod(s): pod (1 block(s))")
+        "the kubelet restores this file as a V1 memory checkpoint (V2, which has podEntries, refuses its checksum; "
+        "V1 accepts it, 0 included) and drops the pod-level memory blocks of 1 pod(s): pod (1 block(s))")
 
 
 def test_memory_v3_from_kubernetes_test():
