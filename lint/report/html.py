@@ -33,8 +33,9 @@ SEVERITIES = ("error", "warning", "info")
 RANK = {"error": 0, "warning": 1, "info": 2, "ok": 3}
 # Tile colours by a node's worst finding ("ok": none); the screenshot test looks for them
 TILE_COLORS = {"error": "#f4a3a3", "warning": "#f7d774", "info": "#a9d6f0", "ok": "#b7e4c2"}
-# Up to this many nodes every node lists its pods; beyond, only the nodes needing attention
-# do (the others show their map and counts), which keeps a 500-node page small.
+# Up to this many nodes every node has its map and lists its pods; beyond, only the nodes
+# needing attention do (the others, collapsed, give their counts: their tile has their CPUs),
+# which keeps a 500-node page small and quick to lay out.
 FULL_DETAIL_NODES = 50
 
 _CSS = """
@@ -240,7 +241,8 @@ def _node_section(n: _Node, pools: list, detail: bool) -> str:
              f'<span class="meta">{counts}{pool}</span></summary>',
              f'<div class="policy">{escape(occ.policy)} · reserved CPUs {len(occ.reserved)} · free {free}</div>']
     parts += [f'<div class="note">{escape(note)}</div>' for note in occ.notes]
-    parts.append(node_svg(occ, detail))
+    if detail:
+        parts.append(node_svg(occ))
     parts.append(_pods(occ, detail))
     if n.findings:
         parts.append(_findings_table(n.findings, lambda f: f"p-{n.pool}"))

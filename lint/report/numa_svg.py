@@ -3,11 +3,10 @@ threads, each CPU coloured by what holds it (reserved, exclusive to a pod, a pod
 pool, free = the node's shared pool). Built on numaguard.lint.numa.draw.node_layout, the
 same model the text drawing uses. Plain SVG, no fonts or images fetched.
 
-A page of 500 nodes holds tens of thousands of CPUs, so a CPU is not an element: each run of
-neighbouring CPUs in one thread row in the same state (with `detail`: held by the same pod,
+A node holds up to hundreds of CPUs and a page up to hundreds of maps, so a CPU is not an
+element: each run of neighbouring CPUs in one thread row held alike (the same state and pod,
 named on hover) is one rectangle, filled through its class (`MAP_CSS`) with a pattern
-(`patterns_svg`, once per page) that draws a cell per CPU. Without `detail` a NUMA node says
-on hover what its colours mean.
+(`patterns_svg`, once per page) that draws a cell per CPU.
 """
 from __future__ import annotations
 
@@ -21,9 +20,6 @@ CORES_PER_ROW = 16
 COLORS = {"reserved": "#6b7280", "exclusive": "#dc2626", "shared": "#f59e0b", "free": "#d1fae5"}
 LABELS = {"reserved": "reserved (system)", "exclusive": "exclusive to a pod",
           "shared": "a pod's shared pool", "free": "free (node shared pool)"}
-# What a NUMA box says on hover when its runs do not name their pods
-KEY = "; ".join(f"{name}: {LABELS[state]}" for state, name in
-                (("exclusive", "red"), ("shared", "amber"), ("reserved", "grey"), ("free", "green")))
 
 
 # The page's CSS for the map's cells: one class per state ("c-" and its initial)
@@ -58,7 +54,7 @@ def _runs(cells: list[tuple[int, str, str]]):
             start = i
 
 
-def node_svg(occ, detail: bool = True) -> str:
+def node_svg(occ) -> str:
     layout = node_layout(occ.topology)
     exclusive, shared = occ.exclusive, occ.pod_shared
     threads = max((len(ids) for numas in layout.values() for cores in numas.values()
@@ -74,8 +70,7 @@ def node_svg(occ, detail: bool = True) -> str:
             rows = -(-len(core_ids) // CORES_PER_ROW)
             width = columns * STEP + 2 * PAD
             box_height = HEAD + rows * (threads + 1) * STEP - STEP + PAD
-            title = "" if detail else f"<title>{KEY}</title>"
-            parts = [f'<g class="numa" data-numa="{numa}" transform="translate({x},{PAD})">{title}',
+            parts = [f'<g class="numa" data-numa="{numa}" transform="translate({x},{PAD})">',
                      f'<rect class="numa-box" width="{width}" height="{box_height}" rx="4"/>',
                      f'<text x="{PAD}" y="13" class="numa-label">NUMA {numa} · socket {socket}</text>',
                      f'<text x="{PAD}" y="25" class="numa-free">{free_by_numa.get(numa, 0)} of '
@@ -85,14 +80,12 @@ def node_svg(occ, detail: bool = True) -> str:
                 for t in range(threads):
                     cells = [(col, *cpu_state(occ, cores[core][t], exclusive, shared))
                              for col, core in enumerate(block) if t < len(cores[core])]
-                    if not detail:
-                        cells = [(col, state, "") for col, state, _holder in cells]
                     y = HEAD + (row * (threads + 1) + t) * STEP
                     for col, length, state, holder in _runs(cells):
                         rect = (f'<rect class="c-{state[0]}" x="{PAD + col * STEP}" y="{y}" width="{length * STEP}" '
                                 f'height="{STEP}"')
                         parts.append(f"{rect}><title>{escape(holder)}: {LABELS[state]}</title></rect>"
-                                     if detail and holder else rect + "/>")
+                                     if holder else rect + "/>")
             parts.append("</g>")
             boxes.append("".join(parts))
             x += width + PAD
