@@ -53,7 +53,7 @@ th{background:#f9fafb}td.sev-error{color:#b91c1c;font-weight:600}td.sev-warning{
 .numa-box{fill:#fff;stroke:#9ca3af}.numa-label{font-size:11px;font-weight:600}.numa-free{font-size:10px;fill:#4b5563}
 .legend text{font-size:11px}.rejected{color:#b91c1c;font-weight:600}code{font-size:12px}
 .filters{margin:10px 0;font-size:13px}.filters label{display:inline-block;margin:2px 4px 2px 0;padding:1px 8px;border:1px solid #9ca3af;border-radius:10px;cursor:pointer;color:#6b7280}
-.filters details{display:inline-block}.toggle{position:absolute;left:-9999px}
+.toggle{position:absolute;left:-9999px}
 .tiles{display:flex;flex-wrap:wrap;gap:4px;align-items:flex-start}.pool{content-visibility:auto;contain-intrinsic-size:auto 400px}
 .tile{display:block;width:132px;min-height:60px;overflow:hidden;padding:3px 5px;border-radius:4px;color:#111827;text-decoration:none;font-size:11px;line-height:13px}
 .tile b{display:block;white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-size:12px}
