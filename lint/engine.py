@@ -28,7 +28,8 @@ from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
-from numaguard.lint.rules.node import CHECKPOINT_CORRUPT, CheckpointExtract, checkpoint_findings
+from numaguard.lint.rules.node import (CHECKPOINT_CORRUPT, CheckpointExtract, RunningContainer, checkpoint_findings,
+                                       podresources_containers, reserved_cpu_findings)
 from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
                                        hardware_from_nrt, pool_findings)
 from numaguard.lint.k8s.checkpoints import checkpoint_kind
@@ -277,12 +278,17 @@ class _Run:
                            Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"),
                            doc.ignores)
             return
+        running = podresources_containers(_label(doc, prefix), data)
+        if running is not None:            # a saved PodResources List answer (NG409)
+            self.summary.objects += 1
+            self.pool.add(_label(doc, prefix), doc, prefix, running=running)
+            return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:
             self.summary.objects += 1
             label = _label(doc, prefix)
             extract = CheckpointExtract.of(label, data, kind, positions=_positions(data),
-                                           ignores=doc.ignores)
+                                           ignores=doc.ignores, version=self.ctx.kubernetes_version)
             self.pool.add(label, doc, prefix, checkpoint=extract)
             return
         reason = skip_reason(data)
@@ -427,6 +433,8 @@ class _Run:
             topology = getattr(self.ctx.node, "topology", None)
             violations += checkpoint_findings(pool.checkpoints, kubelet_config=pool.node_config(self.ctx),
                                               topology=topology, pod_uids=pool.pod_uids or None)
+        if pool.running:
+            violations += reserved_cpu_findings(pool.running, kubelet_config=pool.node_config(self.ctx))
         for pv in violations:
             self._emit_pool(pv)
 
@@ -614,6 +622,7 @@ class _PoolInputs:
 
     kubelets: list[KubeletExtract] = field(default_factory=list)
     checkpoints: list[CheckpointExtract] = field(default_factory=list)
+    running: list[RunningContainer] = field(default_factory=list)
     nodes: list[NodeHardware] = field(default_factory=list)
     pod_uids: set[str] = field(default_factory=set)
     where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
@@ -622,13 +631,18 @@ class _PoolInputs:
         """Add the extracts of a later batch (a worker's files), keeping file order."""
         self.kubelets.extend(other.kubelets)
         self.checkpoints.extend(other.checkpoints)
+        self.running.extend(other.running)
         self.nodes.extend(other.nodes)
         self.pod_uids |= other.pod_uids
         self.where.update(other.where)
 
     def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
-            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None) -> None:
+            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None,
+            running: list[RunningContainer] | None = None) -> None:
         positions: dict = {}
+        if running is not None:
+            self.running.extend(running)
+            positions = {c.path: pos for c in running if (pos := position_of(doc.data, prefix + c.path))}
         if kubelet is not None:
             self.kubelets.append(kubelet)
             positions = kubelet.positions

@@ -368,7 +368,19 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
         report.unread.append(f"the kubelet configuration of {count(len(failures), 'node')} "
                              f"({names(list(failures))})")
     report.pods, report.configs, report.templates = judge.pods, len(configs), judge.templates
+    result = _result(judge, node_judge, nodes, topologies, pods_note=None if pods_read else
+                     "the pods list was not read completely: pods may be missing here")
+    result.unread = list(report.unread)
+    timing.judge_seconds = judging + time.perf_counter() - began
+    timing.wall_seconds = time.perf_counter() - started
+    timing.waiting_seconds, timing.requests = cluster.timing.waiting, cluster.timing.requests
+    return result, report, timing
 
+
+def _result(judge: PodJudge, node_judge: _NodeJudge, nodes: list[dict], topologies: dict[str, dict], *,
+            pods_note: str | None = None):
+    """The pods' findings merged into the nodes' engine run (its pool pass judges the pool as
+    one), with each node's occupancy for the reports."""
     linter = node_judge.linter
     parts = judge.parts()
     for part in parts:
@@ -376,13 +388,44 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
     result = linter.finish()
     result.summary.files = node_judge.documents + len(parts)
     result.workloads = dict(judge.workloads)
-    result.nodes = occupancies(nodes, topologies, configs, judge, pods_note=None if pods_read else
-                               "the pods list was not read completely: pods may be missing here")
-    result.unread = list(report.unread)
-    timing.judge_seconds = judging + time.perf_counter() - began
-    timing.wall_seconds = time.perf_counter() - started
-    timing.waiting_seconds, timing.requests = cluster.timing.waiting, cluster.timing.requests
-    return result, report, timing
+    result.nodes = occupancies(nodes, topologies, node_judge.configs, judge, pods_note=pods_note)
+    return result
+
+
+class _ConfigsInHand:
+    """Kubelet configurations a caller already has, behind the interface `_Configz` gives the
+    audit (every one answered; a missing one is unknown)."""
+
+    def __init__(self, configs: dict[str, dict]) -> None:
+        self.configs = configs
+
+    def ready(self, name: str) -> bool:
+        return True
+
+    def result(self, name: str) -> dict | None:
+        return self.configs.get(name)
+
+    config = result
+
+
+def judge_objects(nodes: list[dict], topologies: dict[str, dict], configs: dict[str, dict],
+                  pods: list[dict], *, config=None, selection=None):
+    """Judge a pool already in hand as `audit` judges what it reads (no I/O): Node objects,
+    NodeResourceTopologies and kubelet configurations by node name, and Pods, as
+    `numaguard.lint.cluster.trim` keeps them. Returns the LintResult with each node's occupancy."""
+    from numaguard.lint.engine import Selection
+
+    config = pool_config(config)
+    selection = selection or Selection(severities=config.severities)
+    judge = PodJudge(config, selection)
+    in_hand = _ConfigsInHand(configs)
+    names = sorted({n["metadata"].get("name") for n in nodes} - {None})
+    node_judge = _NodeJudge(nodes, topologies, in_hand, config, selection)
+    for pod in pods:
+        judge.add(pod)
+    _Representative([n for n in names if n in topologies], topologies, in_hand).try_pick(judge, wait=True)
+    node_judge.step(judge, wait=True)
+    return _result(judge, node_judge, nodes, topologies)
 
 
 def pool_config(config=None):

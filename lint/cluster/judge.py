@@ -74,6 +74,8 @@ class PodJudge:
     node_known: bool = False
     specs: list[dict] = field(default_factory=list)            # spec id -> spec
     on_nodes: dict[str, list[tuple]] = field(default_factory=dict)   # node -> [(order, label, spec id)]
+    # node -> [(pod label, reason)] of the pods its kubelet rejected, listed under the node in reports
+    kubelet_rejected: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     workloads: dict[str, str] = field(default_factory=dict)
     rejected: int = 0
     pods: int = 0
@@ -104,7 +106,11 @@ class PodJudge:
             label = f"{meta.get('namespace')}/{meta.get('name')}"
             order = (meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
             self.on_nodes.setdefault(spec["nodeName"], []).append((order, label, self._spec_id(spec)))
-        rejected = rejection(pod) is not None
+        found = rejection(pod)
+        rejected = found is not None
+        if rejected and spec.get("nodeName"):
+            self.kubelet_rejected.setdefault(spec["nodeName"], []).append(
+                (f"{meta.get('namespace')}/{meta.get('name')}", found[0]))
         controller = _controller_key(meta)
         if not rejected and controller is not None and controller in self._controllers:
             return
@@ -284,9 +290,10 @@ def occupancies(nodes: list[dict], topologies: dict[str, dict], configs: dict[st
                 state = build_state(topology, {}, name=name)
             done = simulated[key] = occupy(state, [(label, judge.specs[spec]) for _, label, spec in pods],
                                            notes=notes, analyses=analyses)
-            out.append(done)
+            out.append(replace(done, kubelet_rejected=sorted(judge.kubelet_rejected.get(name, ()))))
             continue
         pods = [PodOutcome(label, p.admitted, p.reason, p.numa_nodes, p.exclusive, p.shared)
                 for p, label in zip(done.pods, labels)]
-        out.append(replace(done, name=name, pods=pods, notes=list(done.notes)))
+        out.append(replace(done, name=name, pods=pods, notes=list(done.notes),
+                           kubelet_rejected=sorted(judge.kubelet_rejected.get(name, ()))))
     return out

@@ -18,8 +18,8 @@ from numaguard.lint.model import PoolSettings, Severity, Violation
 # `numaguard audit`), managed or not; "input": emitted by the loader and schema checks, not by
 # a check function; "pool" and "checkpoint": emitted by the engine's pool pass
 # (`numaguard.lint.rules.pool`, `numaguard.lint.rules.node`) over everything a run read, not by
-# a check function.
-Target = Literal["pod", "kubelet", "status", "input", "pool", "checkpoint"]
+# a check function; "node": emitted by `numaguard node inspect` from what a kubelet reports.
+Target = Literal["pod", "kubelet", "status", "input", "pool", "checkpoint", "node"]
 
 
 @dataclass(frozen=True)
