@@ -253,7 +253,7 @@ def test_readyz_is_false_with_an_expired_certificate(tmp_path):
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE   # the kubelet's probe does not verify
         from .conftest import ServiceConnection
 
-        conn = ServiceConnection(srv.port, ctx)
+        conn = ServiceConnection(srv.probe_port, ctx)
         conn.request("GET", "/readyz")
         resp = conn.getresponse()
         assert resp.status == 503
