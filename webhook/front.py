@@ -130,7 +130,16 @@ class Front:
             self.dropped(listener.role, "handshake-timeout")
             writer.transport.abort()
             return
-        except (ssl.SSLError, OSError, ConnectionError):
+        except ssl.SSLError as e:
+            # OpenSSL's reason names the cause an operator can act on: tls-no-shared-cipher (a
+            # client with CBC suites only), tls-unsupported-protocol (TLS 1.1, or 1.2 under
+            # --tls-min-version 1.3), tls-peer-did-not-return-a-certificate (--client-ca),
+            # tls-certificate-verify-failed (a client certificate from another CA). asyncio
+            # closes without sending the alert, so the client sees only the connection end.
+            self.dropped(listener.role, "tls-" + (e.reason or "handshake-failed").lower().replace("_", "-"))
+            writer.transport.abort()
+            return
+        except (OSError, ConnectionError):
             self.dropped(listener.role, "tls-handshake-failed")
             writer.transport.abort()
             return

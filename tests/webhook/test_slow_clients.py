@@ -1,0 +1,87 @@
+"""Slow clients cannot stall admission (issue 14): 256 connections held open in each slow
+mode, against the real `numaguard webhook serve` over TLS, and a fresh client's reviews and
+probes are all answered; the server closes every held connection once its deadline passes.
+(How fast the fresh client is answered is a figure of tests/bench/bench_webhook.py.)"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from .conftest import start_server
+from .reviews import body, managed_pod, review
+from .slow_clients import MODES, HeldConnections, fresh_request
+
+HELD = 256
+# Each deadline its own value, so a connection closed by the wrong one shows in the figures.
+TIMEOUTS = {"handshake": 3.0, "header": 3.5, "body": 4.0}
+CLOSED_BY = {"no-hello": "handshake", "handshake-silence": "header", "half-headers": "header",
+             "body-trickle": "body"}
+LATE = 3.0        # generous: a loaded 2-CPU machine; the close itself lingers for the client's EOF
+
+
+@pytest.fixture(scope="module")
+def slow_server(tmp_path_factory):
+    srv = start_server(tmp_path_factory.mktemp("slow"), "--workers", "2", "--threads", "4", "--shutdown-delay", "0",
+                       *(a for phase, seconds in TIMEOUTS.items() for a in (f"--{phase}-timeout", str(seconds))))
+    yield srv
+    assert srv.stop() == 0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_held_connections_do_not_stall_reviews_or_probes_and_are_closed_at_their_deadline(slow_server, mode):
+    srv = slow_server
+    held = HeldConnections(srv.port, mode, HELD, srv.context())
+    held.open()
+    try:
+        assert held.open_count() == HELD          # all still held while the fresh client asks
+        answers = []
+        for _ in range(10):
+            answers.append(fresh_request(srv.port, srv.context(), "POST", "/validate", body(review(managed_pod())))[0])
+            answers.append(fresh_request(srv.probe_port, srv.context(), "GET", "/healthz")[0])
+            answers.append(fresh_request(srv.probe_port, srv.context(), "GET", "/readyz")[0])
+        assert answers == [200] * 30
+        deadline = TIMEOUTS[CLOSED_BY[mode]]
+        assert held.wait_closed(deadline + LATE + 10)
+        delays = held.close_delays()
+        assert len(delays) == HELD
+        # Closed by the server, by the right deadline: not before it, not long after it.
+        assert delays[0] >= deadline - 0.25, delays[:5]
+        assert delays[-1] <= deadline + LATE, delays[-5:]
+        if mode == "body-trickle":          # the application's 408, then the close
+            statuses = {h.received.split(b"\r\n", 1)[0] for h in held.held}
+            assert statuses == {b"HTTP/1.1 408 REQUEST TIMEOUT"}
+            payload = held.held[0].received.partition(b"\r\n\r\n")[2]
+            assert json.loads(payload) == {"error": "body-timeout",
+                                           "message": "the body did not arrive within 4 seconds"}
+            assert all(b"\r\nConnection: close\r\n" in h.received for h in held.held)
+        else:                               # no request was made: no answer, just the close
+            assert {h.received for h in held.held} == {b""}
+    finally:
+        held.stop()
+    reason = {"no-hello": "handshake-timeout", "handshake-silence": "header-timeout",
+              "half-headers": "header-timeout"}.get(mode)
+    if reason:
+        metrics = srv.request("GET", "/metrics")[2].decode()
+        line = f'numaguard_webhook_connections_dropped_total{{port="review",reason="{reason}"}}'
+        assert any(m.startswith(line) and float(m.split()[-1]) >= HELD for m in metrics.splitlines()), line
+
+
+def test_a_kept_alive_connection_is_closed_after_the_idle_timeout(tmp_path):
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "2", "--shutdown-delay", "0", "--idle-timeout", "1.5")
+    try:
+        conn = srv.connection()
+        conn.request("POST", "/validate", body=body(review(managed_pod())), headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert response.status == 200 and response.getheader("Connection") is None    # kept alive
+        response.read()
+        conn.request("GET", "/nope")                       # the same connection, reused
+        assert conn.getresponse().status == 404
+        conn.sock.settimeout(10)
+        started = time.monotonic()
+        assert conn.sock.recv(1) == b""                    # the server's close
+        assert 1.3 <= time.monotonic() - started <= 1.5 + LATE
+        conn.close()
+    finally:
+        assert srv.stop() == 0
