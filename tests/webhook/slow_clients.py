@@ -38,30 +38,38 @@ class Held:
 
 
 class HeldConnections:
-    def __init__(self, port: int, mode: str, count: int, context: ssl.SSLContext) -> None:
+    def __init__(self, port: int, mode: str, count: int, context: ssl.SSLContext, open_timeout: float = 30) -> None:
         assert mode in MODES
         self.port, self.mode, self.count, self.context = port, mode, count, context
+        self.open_timeout = open_timeout
         self.held: list[Held] = []
+        self.failed = 0                     # connections the server did not let us open (handshake)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
     def open(self) -> None:
         with ThreadPoolExecutor(8) as pool:
-            self.held = list(pool.map(lambda _: self._open_one(), range(self.count)))
+            opened = list(pool.map(lambda _: self._open_one(), range(self.count)))
+        self.held = [h for h in opened if h is not None]
+        self.failed = self.count - len(self.held)
         self._watcher = threading.Thread(target=self._watch, daemon=True)
         self._watcher.start()
 
-    def _open_one(self) -> Held:
-        raw = socket.create_connection(("127.0.0.1", self.port), 30)
+    def _open_one(self) -> Held | None:
+        raw = socket.create_connection(("127.0.0.1", self.port), self.open_timeout)
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock: socket.socket = raw
-        if self.mode != "no-hello":
-            sock = self.context.wrap_socket(raw, server_hostname=SERVICE_DNS)
-        if self.mode == "half-headers":
-            sock.sendall(HEAD[: len(HEAD) // 2])
-        elif self.mode == "body-trickle":
-            sock.sendall(HEAD + b"{")
+        try:
+            if self.mode != "no-hello":
+                sock = self.context.wrap_socket(raw, server_hostname=SERVICE_DNS)
+            if self.mode == "half-headers":
+                sock.sendall(HEAD[: len(HEAD) // 2])
+            elif self.mode == "body-trickle":
+                sock.sendall(HEAD + b"{")
+        except OSError:                     # timeouts and TLS errors included
+            sock.close()
+            return None
         held = Held(sock, time.monotonic())
         sock.setblocking(False)
         return held
