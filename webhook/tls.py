@@ -45,6 +45,7 @@ TLS_MIN_VERSIONS = {"1.2": ssl.TLSVersion.TLSv1_2, "1.3": ssl.TLSVersion.TLSv1_3
 # exchange, AES-GCM or ChaCha20-Poly1305, for ECDSA and RSA certificates alike.
 TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20:!aNULL"
 REVIEW, PROBE = "review", "probe"         # the two listeners' roles
+_NEVER = object()                         # no file signature tried yet
 
 
 # -- generating ----------------------------------------------------------------------------------
@@ -191,8 +192,8 @@ class ServingCertificate:
         self.cert_path, self.key_path, self.client_ca, self.min_version = cert_path, key_path, client_ca, min_version
         self._lock = threading.Lock()
         self._contexts: dict[str, ssl.SSLContext] | None = None
-        self._loaded: tuple | None = None        # file signature the contexts were built from
-        self._failed: tuple | None = None        # file signature that did not load
+        self._loaded: object = _NEVER            # file signature the contexts were built from
+        self._failed: object = _NEVER            # file signature that did not load (None: files missing)
         self.not_before: dt.datetime | None = None
         self.not_after: dt.datetime | None = None
         self.last_error: str | None = None
