@@ -32,7 +32,7 @@ from numaguard.webhook.review import BadReview, parse_review, review_response
 from numaguard.webhook.settings import WebhookSettings
 
 log = logging.getLogger("numaguard.webhook")
-PROBE_PATHS = {"/healthz": "probe", "/readyz": "probe", "/metrics": "probe"}
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})     # the probe port's; the rest: the review port's
 
 
 class _Refused(Exception):
@@ -65,7 +65,7 @@ def create_app(settings: WebhookSettings) -> Flask:
     @app.before_request
     def on_its_port() -> Response | None:
         listener = request.environ.get("numaguard.listener")
-        home = PROBE_PATHS.get(request.path, "review")
+        home = "probe" if request.path in PROBE_PATHS else "review"
         if listener and listener != home:
             return _json({"error": "not-found", "message": f"{request.path} is served on the {home} port"}, 404)
         if (request.path == "/metrics" and settings.metrics_need_client_certificate

@@ -38,6 +38,7 @@ import h11
 
 MAX_HEAD_BYTES = 64 * 1024         # request line and headers; the API server sends well under 2 KiB
 CLOSE_LINGER_SECONDS = 2.0         # draining a closing connection's unread data, at most
+DRAIN_MAX_BYTES = 16 * 1024 * 1024  # and at most this much of a body refused for its size
 STOP_LINGER_SECONDS = 2.0          # a stopping worker keeps idle connections this long, at most
 READ_SIZE = 64 * 1024
 
@@ -165,7 +166,9 @@ class Front:
             if not await self._send(conn, writer, status, headers, payload):
                 return
             if conn.our_state is h11.MUST_CLOSE or close:
-                await self._close(reader, writer)
+                # A body refused for its size may still be on its way: take it in before the
+                # close, so the client that sends it all before reading gets the 413 too.
+                await self._close(reader, writer, drain=conn.their_state is not h11.DONE and not body.timed_out)
                 return
             conn.start_next_cycle()
 
@@ -298,12 +301,23 @@ class Front:
         except (TimeoutError, OSError, ssl.SSLError):
             writer.transport.abort()
 
-    async def _close(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """Close cleanly: TLS close_notify, then the client's remaining data is read and
-        dropped until it closes too (at most CLOSE_LINGER_SECONDS), so no reset destroys a
-        response the client has not read yet."""
+    async def _close(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, drain: bool = False) -> None:
+        """Close cleanly: with `drain`, first read and drop what the client still sends (at
+        most CLOSE_LINGER_SECONDS and DRAIN_MAX_BYTES), then TLS close_notify and the wait for
+        the client's end, so no reset destroys a response the client has not read yet."""
         if writer.is_closing():
             return
+        try:
+            if drain:
+                async with asyncio.timeout(CLOSE_LINGER_SECONDS):
+                    left = DRAIN_MAX_BYTES
+                    while left > 0:
+                        chunk = await reader.read(READ_SIZE)
+                        if not chunk:
+                            break
+                        left -= len(chunk)
+        except (TimeoutError, OSError, ssl.SSLError):
+            pass
         try:
             writer.close()
             async with asyncio.timeout(CLOSE_LINGER_SECONDS):

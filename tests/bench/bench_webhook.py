@@ -129,6 +129,23 @@ def server_cpu_seconds(pid: int) -> float:
     return total
 
 
+def server_rss_mb(pid: int) -> list[float]:
+    """Resident memory of the gunicorn master and each worker, MiB (Linux /proc)."""
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    sizes = []
+    for p in pids:
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        sizes.append(int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024)
+    return sizes
+
+
 def wrk(port: int, path: str, body: bytes, tmp: Path, duration: int, server_pid: int = 0, rate: int = 0) -> dict:
     """One wrk run at 16 connections, as fast as they go or, with `rate`, paced (PACED_LUA)."""
     (tmp / "body.json").write_bytes(body)
@@ -270,6 +287,7 @@ def slow_clients(server: Server, held: int, samples: int, probe_port: int, timeo
                 validate.append(fresh_request(server.port, server.context(), "POST", "/validate", pod, timeout))
                 healthz.append(fresh_request(probe_port, server.context(), "GET", "/healthz", timeout=timeout))
             still = sum(g.open_count() for g in groups)
+            rss = server_rss_mb(server.proc.pid)
             for group in groups:
                 group.wait_closed(max(DEFAULT_TIMEOUTS.values()) + 15)
             closes = {g.mode: g.close_delays() for g in groups}
@@ -277,7 +295,7 @@ def slow_clients(server: Server, held: int, samples: int, probe_port: int, timeo
             for group in groups:
                 group.stop()
         rows.append({"mode": mode, "validate": validate, "healthz": healthz, "held": still,
-                     "total": held * len(groups), "closes": closes})
+                     "total": held * len(groups), "closes": closes, "rss": rss})
     return rows
 
 
@@ -300,6 +318,8 @@ def print_slow_clients(title: str, rows: list[dict], held: int) -> None:
             for mode, d in row["closes"].items())
         print(f"{row['mode']:>17} | {_latency(row['validate'])} | {_latency(row['healthz'])} | "
               f"{row['held']:>5}/{row['total']:<5}     | {closes}")
+    print("server RSS while held (MiB, master + workers): " + "; ".join(
+        f"{row['mode']} {sum(row['rss']):.0f} ({' + '.join(f'{r:.0f}' for r in row['rss'])})" for row in rows))
 
 
 def compare_models(models: list[str], held: int, samples: int) -> None:

@@ -100,6 +100,16 @@ def test_a_body_over_5_mib_is_413_before_it_is_read(server):
     _good(server)
 
 
+def test_a_body_of_exactly_5_mib_is_judged(server):
+    whole = body(review(managed_pod()))
+    limit = 5 * 1024 * 1024
+    padded = whole + b" " * (limit - len(whole))           # JSON allows the trailing whitespace
+    status, _, raw = server.request("POST", "/validate", padded)
+    assert status == 200 and json.loads(raw)["response"]["allowed"] is True
+    status, _, raw = server.request("POST", "/validate", padded + b" ")
+    assert (status, json.loads(raw)["error"]) == (413, "body-too-large")
+
+
 def test_half_a_body_then_a_stall_is_dropped_and_the_worker_keeps_serving(server):
     whole = body(review(managed_pod()))
     sock = _raw_tls(server)
