@@ -83,15 +83,19 @@ class _Body(io.BytesIO):
 class Front:
     """Serves the connections of one worker (one asyncio loop)."""
 
-    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int,
+    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int, max_connections: int = 1024,
                  dropped: Callable[[str, str], None] = lambda role, reason: None,
                  log: logging.Logger | None = None) -> None:
         self.app, self.timeouts, self.max_body = app, timeouts, max_body
+        self.max_connections = max_connections
         self.dropped = dropped                  # (role, reason): a connection closed without a request
         self.log = log or logging.getLogger("numaguard.webhook.front")
         self.tasks: set[asyncio.Task] = set()
         self.stopping = False
         self._idle: set[asyncio.Timeout] = set()
+        # Connections that have not yet sent a whole request, oldest first: the ones given up
+        # when the worker is at max_connections (each costs memory, ~100 KB with TLS).
+        self._unproven: dict[asyncio.Task, tuple[asyncio.StreamWriter, str]] = {}
 
     def stop(self) -> None:
         """Graceful stop: requests in progress finish; every response says Connection: close;
@@ -107,15 +111,32 @@ class Front:
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                          listener: Listener) -> None:
         task = asyncio.current_task()
+        if len(self.tasks) >= self.max_connections and not self._evict_oldest_unproven():
+            self.dropped(listener.role, "over-capacity")      # every connection is busy with a request
+            writer.transport.abort()
+            return
         self.tasks.add(task)
+        self._unproven[task] = (writer, listener.role)
         try:
             await self._serve(reader, writer, listener)
         except Exception:        # a bug here must cost one connection, never the worker
             self.log.exception("connection on the %s port failed", listener.role)
         finally:
             self.tasks.discard(task)
+            self._unproven.pop(task, None)
             if not writer.is_closing():
                 writer.transport.abort()
+
+    def _evict_oldest_unproven(self) -> bool:
+        """At max_connections: close the oldest connection that has not sent a whole request
+        yet (a slow or idle client; the API server's requests arrive in milliseconds)."""
+        if not self._unproven:
+            return False
+        task = next(iter(self._unproven))
+        writer, role = self._unproven.pop(task)
+        self.dropped(role, "evicted")
+        writer.transport.abort()
+        return True
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      listener: Listener) -> None:
@@ -157,6 +178,7 @@ class Front:
             if body is None:              # the client went away mid-body
                 writer.transport.abort()
                 return
+            self._unproven.pop(asyncio.current_task(), None)
             environ = _environ(request, body, listener, peer, client_cert)
             loop = asyncio.get_running_loop()
             status, headers, payload = await loop.run_in_executor(listener.pool, self._call_app, environ)

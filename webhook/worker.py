@@ -12,6 +12,7 @@ and on SIGTERM it stops accepting, lets requests in progress finish (up to
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from numaguard.webhook.tls import PROBE, REVIEW
 
 HEARTBEAT_SECONDS = 1.0
 PROBE_THREADS = 2
+TLS_RECORD_BYTES = 16 * 1024 + 256       # a TLS record's plaintext, with room for its overhead
 
 
 class FrontWorker(Worker):
@@ -32,6 +34,12 @@ class FrontWorker(Worker):
     the options and the serving certificate."""
 
     def run(self) -> None:
+        # asyncio's TLS layer gives every connection a receive buffer of SSLProtocol.max_size
+        # (256 KiB in CPython 3.11-3.13, allocated and zeroed when the handshake starts): 512
+        # connections that never send a byte cost 150 MB. A TLS record is at most 16 KiB
+        # (RFC 8446 section 5.1), so a buffer of one record loses nothing. Measured in
+        # tests/bench/bench_webhook.py (server RSS while held).
+        asyncio.sslproto.SSLProtocol.max_size = TLS_RECORD_BYTES
         asyncio.run(self._main())
 
     async def _main(self) -> None:
@@ -44,7 +52,8 @@ class FrontWorker(Worker):
         loop.add_signal_handler(signal.SIGTERM, stopped.set)
         for quick in (signal.SIGINT, signal.SIGQUIT):
             loop.add_signal_handler(quick, lambda: (graceful.clear(), stopped.set()))
-        front = Front(self.wsgi, options.timeouts, options.max_body, dropped=dropped_connections(), log=self.log)
+        front = Front(self.wsgi, options.timeouts, options.max_body, options.max_connections,
+                      dropped=dropped_connections(), log=self.log)
         pools = {REVIEW: ThreadPoolExecutor(options.threads, thread_name_prefix="review"),
                  PROBE: ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probe")}
         servers = []

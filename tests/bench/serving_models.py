@@ -37,7 +37,7 @@ def main() -> None:
     class Stock(BaseApplication):
         def load_config(self) -> None:
             settings = {"bind": [f"127.0.0.1:{port}"], "workers": 2, "threads": 4, "worker_class": model,
-                        "reuse_port": True, "certfile": cert, "keyfile": key, "keepalive": 5,
+                        "reuse_port": True, "certfile": cert, "keyfile": key, "keepalive": 10,
                         "ssl_context": lambda conf, default: certificate.context() or default(),
                         "accesslog": None, "errorlog": "-", "loglevel": "warning", "control_socket_disable": True}
             for name, value in settings.items():

@@ -85,3 +85,30 @@ def test_a_kept_alive_connection_is_closed_after_the_idle_timeout(tmp_path):
         conn.close()
     finally:
         assert srv.stop() == 0
+
+
+def test_past_max_connections_the_oldest_unproven_connections_give_way(tmp_path):
+    """More held connections than a worker may keep: the oldest of those that never sent a
+    whole request are closed first, and a fresh client is still answered."""
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "2", "--shutdown-delay", "0",
+                       "--max-connections", "20", "--handshake-timeout", "60")
+    try:
+        first, second = (HeldConnections(srv.port, "no-hello", 20, srv.context()) for _ in range(2))
+        first.open()
+        second.open()
+        assert first.wait_closed(10)                   # all 20 of the older batch gave way
+        assert second.open_count() == 20               # the newer 20 are still held
+        conn = srv.connection()                        # a fresh client, kept alive for five reviews
+        for _ in range(5):
+            conn.request("POST", "/validate", body=body(review(managed_pod())),
+                         headers={"Content-Type": "application/json"})
+            response = conn.getresponse()
+            assert response.status == 200 and json.loads(response.read())["response"]["allowed"] is True
+        conn.close()
+        time.sleep(0.5)
+        assert second.open_count() == 19               # it displaced the oldest held one
+        second.stop()
+        metrics = srv.request("GET", "/metrics")[2].decode()
+        assert 'numaguard_webhook_connections_dropped_total{port="review",reason="evicted"} 21.0' in metrics
+    finally:
+        assert srv.stop() == 0
