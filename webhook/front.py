@@ -93,9 +93,13 @@ class Front:
         self.tasks: set[asyncio.Task] = set()
         self.stopping = False
         self._idle: set[asyncio.Timeout] = set()
-        # Connections that have not yet sent a whole request, oldest first: the ones given up
-        # when the worker is at max_connections (each costs memory, ~100 KB with TLS).
-        self._unproven: dict[asyncio.Task, tuple[asyncio.StreamWriter, str]] = {}
+        # At max_connections (each costs memory, ~45 KiB with TLS) a connection is given up to
+        # make room: the oldest that has not yet sent a whole request, else the oldest kept
+        # alive and waiting for its next one (its client just connects again).
+        # Each port counts its own, so a flood of the review port never displaces a probe.
+        self._open: dict[str, int] = {}
+        self._unproven: dict[str, dict[asyncio.Task, asyncio.StreamWriter]] = {}
+        self._waiting: dict[str, dict[asyncio.Task, asyncio.StreamWriter]] = {}
 
     def stop(self) -> None:
         """Graceful stop: requests in progress finish; every response says Connection: close;
@@ -110,33 +114,37 @@ class Front:
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                          listener: Listener) -> None:
-        task = asyncio.current_task()
-        if len(self.tasks) >= self.max_connections and not self._evict_oldest_unproven():
-            self.dropped(listener.role, "over-capacity")      # every connection is busy with a request
+        task, role = asyncio.current_task(), listener.role
+        if self._open.get(role, 0) >= self.max_connections and not self._evict(role):
+            self.dropped(role, "over-capacity")      # every connection is busy with a request
             writer.transport.abort()
             return
         self.tasks.add(task)
-        self._unproven[task] = (writer, listener.role)
+        self._open[role] = self._open.get(role, 0) + 1
+        self._unproven.setdefault(role, {})[task] = writer
         try:
             await self._serve(reader, writer, listener)
         except Exception:        # a bug here must cost one connection, never the worker
-            self.log.exception("connection on the %s port failed", listener.role)
+            self.log.exception("connection on the %s port failed", role)
         finally:
             self.tasks.discard(task)
-            self._unproven.pop(task, None)
+            self._open[role] -= 1
+            self._unproven[role].pop(task, None)
+            self._waiting.get(role, {}).pop(task, None)
             if not writer.is_closing():
                 writer.transport.abort()
 
-    def _evict_oldest_unproven(self) -> bool:
+    def _evict(self, role: str) -> bool:
         """At max_connections: close the oldest connection that has not sent a whole request
-        yet (a slow or idle client; the API server's requests arrive in milliseconds)."""
-        if not self._unproven:
-            return False
-        task = next(iter(self._unproven))
-        writer, role = self._unproven.pop(task)
-        self.dropped(role, "evicted")
-        writer.transport.abort()
-        return True
+        yet (a slow client: the API server's requests arrive in milliseconds), else the oldest
+        idle kept-alive one. False when every connection is in the middle of a request."""
+        for group in (self._unproven.get(role), self._waiting.get(role)):
+            if group:
+                writer = group.pop(next(iter(group)))
+                self.dropped(role, "evicted")
+                writer.transport.abort()
+                return True
+        return False
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      listener: Listener) -> None:
@@ -178,7 +186,7 @@ class Front:
             if body is None:              # the client went away mid-body
                 writer.transport.abort()
                 return
-            self._unproven.pop(asyncio.current_task(), None)
+            self._unproven[listener.role].pop(asyncio.current_task(), None)
             environ = _environ(request, body, listener, peer, client_cert)
             loop = asyncio.get_running_loop()
             status, headers, payload = await loop.run_in_executor(listener.pool, self._call_app, environ)
@@ -202,10 +210,13 @@ class Front:
             try:
                 async with asyncio.timeout(self.timeouts.idle if not self.stopping else STOP_LINGER_SECONDS) as timer:
                     self._idle.add(timer)
+                    waiting = self._waiting.setdefault(listener.role, {})
+                    waiting[asyncio.current_task()] = writer
                     try:
                         data = await reader.read(READ_SIZE)
                     finally:
                         self._idle.discard(timer)
+                        waiting.pop(asyncio.current_task(), None)
             except TimeoutError:
                 await self._close(reader, writer)
                 return None

@@ -57,7 +57,8 @@ def dropped_connections() -> Callable[[str, str], None]:
     slow or hostile clients an operator wants to see. Created once per worker process."""
     counter = Counter(
         "numaguard_webhook_connections_dropped", "Connections closed without a request, by port "
-        "(review, probe) and reason (handshake-timeout, header-timeout, malformed-request, or tls- and "
+        "(review, probe) and reason (handshake-timeout, header-timeout, malformed-request, evicted, "
+        "over-capacity, or tls- and "
         "OpenSSL's reason for a refused handshake, e.g. tls-no-shared-cipher).", ["port", "reason"],
         registry=None if os.environ.get("PROMETHEUS_MULTIPROC_DIR") else CollectorRegistry())
     return lambda port, reason: counter.labels(port, reason).inc()

@@ -52,7 +52,7 @@ class ServeOptions:
     client_ca: str | None = None
     tls_min_version: str = "1.2"
     max_body: int = MAX_BODY_BYTES
-    max_connections: int = 1024           # per worker; past it the oldest unproven connection goes
+    max_connections: int = 1024           # per worker and port (front.Front)
 
     def addresses(self) -> list[str]:
         host = f"[{self.host}]" if ":" in self.host else self.host
@@ -65,7 +65,7 @@ class ServeOptions:
         client = f"required, signed by {self.client_ca}" if self.client_ca else "not required"
         return (f"numaguard webhook: reviews on {review}/validate, probes on {probe} (/healthz, /readyz, "
                 f"/metrics); TLS {self.tls_min_version}+ (AEAD suites only); client certificate {client}; "
-                f"{self.workers} workers x {self.threads} threads, {self.max_connections} connections each; "
+                f"{self.workers} workers x {self.threads} threads, {self.max_connections} connections each per port; "
                 f"timeouts: handshake {t.handshake:g}s, "
                 f"header {t.header:g}s, body {t.body:g}s, idle {t.idle:g}s, write {t.write:g}s")
 

@@ -72,8 +72,8 @@ def _seconds(name: str, default: float, what: str, top: float = 300) -> Callable
 @click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256),
               help="Threads per worker that run reviews.")
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(16, 100_000),
-              help="Open connections per worker; past it, the oldest one that has not sent a whole request "
-                   "is closed.")
+              help="Open connections per worker and port; past it, the oldest one that has not sent a whole "
+                   "request, else the oldest idle one, is closed.")
 @click.option("--shutdown-delay", default=5.0, show_default=True, type=click.FloatRange(0, 300),
               help="Seconds between SIGTERM (readiness turns false) and the graceful stop.")
 @click.option("--graceful-timeout", default=20, show_default=True, type=click.IntRange(1, 300),

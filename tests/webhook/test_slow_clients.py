@@ -112,3 +112,43 @@ def test_past_max_connections_the_oldest_unproven_connections_give_way(tmp_path)
         assert 'numaguard_webhook_connections_dropped_total{port="review",reason="evicted"} 21.0' in metrics
     finally:
         assert srv.stop() == 0
+
+
+def test_at_max_connections_idle_kept_alive_connections_give_way_then_none(tmp_path):
+    """Every connection has made a request and waits for its next one: the oldest gives way
+    to a new client. Every connection in the middle of a request: the new one is refused."""
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "1", "--shutdown-delay", "0",
+                       "--max-connections", "16", "--body-timeout", "30")
+    kept = []
+    try:
+        for _ in range(16):
+            conn = srv.connection()
+            conn.request("GET", "/nope")
+            response = conn.getresponse()
+            assert response.status == 404
+            response.read()
+            kept.append(conn)
+        assert srv.validate(review(managed_pod()))["response"]["allowed"] is True     # one gave way
+        kept[0].sock.settimeout(10)
+        assert kept[0].sock.recv(1) == b""                                            # the oldest
+        # Fifteen kept ones start a request each and stall mid-body (plus the fresh client's slot).
+        whole = body(review(managed_pod()))
+        for conn in kept[1:]:
+            conn.sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                              b"Content-Length: %d\r\n\r\n" % len(whole) + whole[:10])
+        time.sleep(0.5)
+        assert fresh_request(srv.port, srv.context(), "POST", "/validate", whole)[0] == 200   # the 16th slot
+        holder = srv.connection()                      # the 16th: a request answered, then one stalled
+        kept.append(holder)
+        holder.request("GET", "/nope")
+        holder.getresponse().read()
+        holder.sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: %d\r\n\r\n" % len(whole) + whole[:10])
+        time.sleep(0.5)
+        assert fresh_request(srv.port, srv.context(), "POST", "/validate", whole, timeout=10)[0] == 0
+        metrics = srv.request("GET", "/metrics")[2].decode()        # the probe port has its own count
+        assert 'numaguard_webhook_connections_dropped_total{port="review",reason="over-capacity"} 1.0' in metrics
+    finally:
+        for conn in kept:
+            conn.close()
+        assert srv.stop() == 0
