@@ -20,7 +20,7 @@ from cryptography import x509
 
 from .conftest import NUMAGUARD, free_port, make_certs, start_server
 from .reviews import SERVICE_DNS, body, managed_pod, review
-from .test_bad_input import _raw_tls, _read_response
+from .test_bad_input import _raw_tls, _read_head_and_body, _read_response
 
 
 def _metric(text: str, name: str, labels: str = "") -> float:
@@ -264,3 +264,26 @@ def test_readyz_is_false_with_an_expired_certificate(tmp_path):
         conn.close()
     finally:
         assert srv.stop() == 0
+
+
+def test_sigterm_answers_a_review_on_a_kept_alive_connection_then_closes_it(tmp_path):
+    """After the graceful stop begins, a kept-alive connection is not cut under a review the
+    API server may be sending: it is answered, with Connection: close, then closed."""
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "2", "--shutdown-delay", "0")
+    whole = body(review(managed_pod()))
+    request = (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % len(whole) + whole)
+    sock = _raw_tls(srv)
+    sock.sendall(request)
+    head, _ = _read_head_and_body(sock)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"Connection:" not in head        # kept alive
+    srv.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)                       # the worker is stopping: within its 2 s linger
+    sock.sendall(request)
+    head, payload = _read_head_and_body(sock)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"\r\nConnection: close\r\n" in head
+    assert json.loads(payload)["response"]["allowed"] is True
+    sock.settimeout(10)
+    assert sock.recv(1) == b""
+    sock.close()
+    assert srv.proc.wait(30) == 0
