@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import ssl
 import sys
@@ -204,7 +205,6 @@ class Front:
 
     async def _read_head(self, conn: h11.Connection, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter, listener: Listener, first: bool) -> h11.Request | None:
-        loop = asyncio.get_running_loop()
         if not first and not conn.trailing_data[0]:
             # Kept alive: wait for the next request's first bytes (idle timeout).
             try:
@@ -223,27 +223,26 @@ class Front:
             except (OSError, ssl.SSLError):
                 return None
             conn.receive_data(data)
-        deadline = loop.time() + self.timeouts.header
         try:
-            async with asyncio.timeout_at(deadline):
-                while True:
+            async with asyncio.timeout(self.timeouts.header):
+                event = conn.next_event()
+                while event is h11.NEED_DATA:
+                    conn.receive_data(await reader.read(READ_SIZE))
                     event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        conn.receive_data(await reader.read(READ_SIZE))
-                    elif isinstance(event, h11.Request):
-                        return event
-                    else:                 # ConnectionClosed before a request: the client is done
-                        await self._close(reader, writer)
-                        return None
         except TimeoutError:
             self.dropped(listener.role, "header-timeout")
             await self._close(reader, writer)
+            return None
         except h11.RemoteProtocolError as e:
             self.dropped(listener.role, "malformed-request")
             await self._refuse(writer, e.error_status_hint, str(e))
             await self._close(reader, writer)
+            return None
         except (OSError, ssl.SSLError):
-            pass
+            return None
+        if isinstance(event, h11.Request):
+            return event
+        await self._close(reader, writer)     # ConnectionClosed before a request: the client is done
         return None
 
     async def _read_body(self, conn: h11.Connection, reader: asyncio.StreamReader,
@@ -322,8 +321,6 @@ class Front:
 
     async def _refuse(self, writer: asyncio.StreamWriter, status: int, message: str) -> None:
         """A request h11 cannot parse: a JSON error like the application's, then close."""
-        import json
-
         body = json.dumps({"error": "bad-request", "message": message[:200]}).encode()
         head = (f"HTTP/1.1 {status} {'Request Header Fields Too Large' if status == 431 else 'Bad Request'}\r\n"
                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
