@@ -103,3 +103,9 @@ def test_a_head_http_cannot_parse_is_answered_in_json_and_closed(server, request
     assert sock.recv(1) == b""
     sock.close()
     assert server.validate(review(managed_pod()))["response"]["allowed"] is True     # still serving
+
+
+def test_numbers_given_as_numbers_read_as_written():
+    """A dict given to config_from_dict directly (or a YAML 1.1 parser's floats) reads like the file."""
+    config = config_from_dict({"webhook": {"tlsMinVersion": 1.3, "timeouts": {"body": 2, "idle": 30.5}}})
+    assert config.webhook_serving == {"tlsMinVersion": "1.3", "timeouts": {"body": "2", "idle": "30.5"}}
