@@ -236,7 +236,7 @@ class Front:
         except h11.RemoteProtocolError as e:
             self.dropped(listener.role, "malformed-request")
             await self._refuse(writer, e.error_status_hint, str(e))
-            await self._close(reader, writer)
+            await self._close(reader, writer, drain=True)     # the rest of a head too large may be on its way
             return None
         except (OSError, ssl.SSLError):
             return None
