@@ -36,6 +36,7 @@ class Config:
     fail_on: str = "error"
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
+    webhook_serving: dict[str, Any] = field(default_factory=dict)   # clientCA, tlsMinVersion, timeouts
     base_dir: str = "."                          # where relative paths in the file resolve
     pod_templates: tuple[PodCarrier, ...] = ()   # `podTemplates:` carriers, before the built-in ones
 
@@ -99,6 +100,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         fail_on=data.get("failOn", "error"),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
+        webhook_serving={k: v for k, v in (data.get("webhook") or {}).items() if k not in ("mode", "namespaces")},
         base_dir=base_dir,
         pod_templates=pod_templates,
     )
@@ -132,6 +134,11 @@ def _as_written(data: Any) -> Any:
     if isinstance(pool, dict) and isinstance(pool.get("nodeLabels"), dict):
         data["pool"] = {**pool, "nodeLabels": {key: _word(value)
                                                for key, value in pool["nodeLabels"].items()}}
+    webhook = data.get("webhook")
+    if isinstance(webhook, dict) and isinstance(webhook.get("timeouts"), dict):
+        data["webhook"] = webhook = {**webhook, "timeouts": {key: _word(value) for key, value in webhook["timeouts"].items()}}
+    if isinstance(webhook, dict) and isinstance(webhook.get("tlsMinVersion"), float):
+        data["webhook"] = {**webhook, "tlsMinVersion": repr(webhook["tlsMinVersion"])}
     version = data.get("kubernetesVersion")
     if isinstance(version, float):
         data["kubernetesVersion"] = repr(version)

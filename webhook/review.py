@@ -36,6 +36,7 @@ class AdmissionRequest:
     dry_run: bool
     object: Any                    # None on DELETE
     old_object: Any                # None except on UPDATE (and DELETE)
+    user: str = ""                 # userInfo.username: who asked (for the access log)
 
 
 def parse_review(body: Any) -> AdmissionRequest:
@@ -71,7 +72,7 @@ def parse_review(body: Any) -> AdmissionRequest:
         uid=uid, group=gvk["group"], version=gvk["version"], kind=gvk["kind"], operation=operation,
         namespace=request.get("namespace") or "", name=request.get("name") or _object_name(obj),
         sub_resource=request.get("subResource") or "", dry_run=dry_run, object=obj,
-        old_object=request.get("oldObject"))
+        old_object=request.get("oldObject"), user=_username(request.get("userInfo")))
 
 
 def review_response(uid: str, allowed: bool, *, code: int | None = None, message: str | None = None,
@@ -93,6 +94,11 @@ def _object_name(obj: Any) -> str:
         return meta["name"]
     generate = meta.get("generateName")
     return f"{generate}*" if isinstance(generate, str) and generate else ""
+
+
+def _username(user_info: Any) -> str:
+    name = user_info.get("username") if isinstance(user_info, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _json_type(value: Any) -> str:

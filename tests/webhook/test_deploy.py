@@ -4,13 +4,17 @@ whose newest bundled schemas are 1.37.0), the kustomize builds made with a real 
 from __future__ import annotations
 
 import base64
+import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
@@ -124,7 +128,8 @@ def test_the_webhook_configuration_says_what_the_issue_asks(built):
         (["apps"], ["CREATE", "UPDATE"], ["deployments", "statefulsets", "daemonsets", "replicasets"]),
         (["batch"], ["CREATE", "UPDATE"], ["jobs", "cronjobs"])]
     service = _one(built["default"], "Service")
-    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]
+    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"},
+                                        {"name": "probes", "port": 8444, "targetPort": "probes", "protocol": "TCP"}]
 
 
 def test_the_webhook_configuration_sends_exactly_the_kinds_the_webhook_judges(built):
@@ -150,8 +155,16 @@ def test_the_deployment_is_hardened_and_highly_available(built):
     assert spec["replicas"] == 2
     assert pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0][
         "podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname"
-    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "https", "scheme": "HTTPS"}
-    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "https", "scheme": "HTTPS"}
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    assert container["ports"] == [{"name": "https", "containerPort": 8443, "protocol": "TCP"},
+                                  {"name": "probes", "containerPort": 8444, "protocol": "TCP"}]
+    assert "--port=8443" in container["args"] and "--probe-port=8444" in container["args"]
+    assert container["startupProbe"]["httpGet"] == {"path": "/readyz", "port": "probes", "scheme": "HTTPS"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes", "scheme": "HTTPS"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes", "scheme": "HTTPS"}
+    # A start-up may take up to 30 s (the engine's warm-up on a slow node) before liveness counts.
+    assert (container["startupProbe"]["periodSeconds"], container["startupProbe"]["failureThreshold"]) == (1, 30)
+    assert container["readinessProbe"]["failureThreshold"] == 2
     assert set(container["resources"]) == {"requests", "limits"}
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
@@ -162,7 +175,7 @@ def test_the_deployment_is_hardened_and_highly_available(built):
     assert _one(built["default"], "PodDisruptionBudget")["spec"]["minAvailable"] == 1
     policy = _one(built["default"], "NetworkPolicy")["spec"]
     assert policy["policyTypes"] == ["Ingress", "Egress"] and policy["egress"] == []
-    assert policy["ingress"] == [{"ports": [{"port": 8443, "protocol": "TCP"}]}]
+    assert policy["ingress"] == [{"ports": [{"port": 8443, "protocol": "TCP"}, {"port": 8444, "protocol": "TCP"}]}]
     # No API permissions: no Role or binding anywhere.
     assert not [d for d in built["default"] if d["kind"].endswith(("Role", "RoleBinding"))]
 
@@ -185,8 +198,46 @@ def test_the_shipped_config_is_a_valid_numaguard_config():
         "enforce", {"sandbox": "warn"}, "builtin:dual-socket-ht")
 
 
-def test_the_dockerfile_is_slim_non_root_and_installs_the_repository():
+def test_the_dockerfile_is_multi_stage_hashed_and_non_root():
     text = (DEPLOY / "Dockerfile").read_text()
-    assert "FROM python:3.11-slim" in text
-    assert "USER 65532:65532" in text and "RUN pip install ." in text
-    assert 'ENTRYPOINT ["numaguard"]' in text
+    stages = [line for line in text.splitlines() if line.startswith("FROM ")]
+    assert stages == ["FROM python:3.11-slim AS build", "FROM python:3.11-slim"]
+    build, runtime = text.split("\nFROM python:3.11-slim\n")
+    assert ("RUN /opt/numaguard/bin/pip install --require-hashes --only-binary=:all: -r /tmp/requirements.txt"
+            in build)
+    assert "COPY deploy/webhook/requirements.txt /tmp/requirements.txt" in build
+    assert "RUN /opt/numaguard/bin/pip install --no-deps --no-build-isolation ." in build
+    assert "COPY --from=build /opt/numaguard /opt/numaguard" in runtime
+    assert "USER 65532:65532" in runtime and 'ENTRYPOINT ["numaguard"]' in runtime
+    assert "EXPOSE 8443 8444" in runtime
+    assert "pip install" not in runtime          # nothing is installed unhashed in the image that runs
+    # The regeneration command the Dockerfile gives is the one that wrote the lock.
+    lock_command = re.search(r"#    (pip-compile .*)", (DEPLOY / "requirements.txt").read_text()).group(1)
+    given = " ".join(line.lstrip("# ").rstrip(" \\") for line in text.splitlines()
+                     if line.startswith("#   pip-compile") or line.startswith("#     --"))
+    assert sorted(given.replace("=", " ").split()) == sorted(lock_command.replace("=", " ").split())
+
+
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """deploy/webhook/requirements.txt: name -> (version, sha256 hashes)."""
+    pins: dict[str, tuple[str, list[str]]] = {}
+    for entry in re.split(r"\n(?=[a-z0-9])", (DEPLOY / "requirements.txt").read_text()):
+        match = re.match(r"([a-z0-9][a-z0-9._-]*)==([^ \\\n]+)", entry)
+        if match:
+            pins[canonicalize_name(match.group(1))] = (match.group(2), re.findall(r"--hash=sha256:([0-9a-f]{64})", entry))
+    return pins
+
+
+def test_the_lock_pins_every_runtime_dependency_with_hashes():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    pins = _lock()
+    wanted = [Requirement(d) for d in project["project"]["dependencies"]]
+    wanted += [Requirement(d) for d in project["build-system"]["requires"]]       # the build backend
+    for requirement in wanted:
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{name} is a dependency in pyproject.toml but not in the lock"
+        version, hashes = pins[name]
+        assert requirement.specifier.contains(version, prereleases=True), (name, version, str(requirement.specifier))
+    # Every pin (the dependencies' own dependencies too) is hashed: pip --require-hashes needs all.
+    assert len(pins) >= len(wanted)
+    assert all(hashes for _version, hashes in pins.values()), [n for n, (_, h) in pins.items() if not h]
