@@ -132,7 +132,7 @@ class Finding:
 
 
 SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind",
-                "dangling-symlink")   # numaguard.lint.load.skips
+                "dangling-symlink", "deletion")   # numaguard.lint.load.skips
 
 RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
                "`kustomize build DIR | numaguard lint -`")
