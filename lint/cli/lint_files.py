@@ -62,7 +62,9 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
     not already linted (a node description's KubeletConfiguration), then the pool pass.
     Returns the result (findings sorted) and the sources linted. Raises FileNotFoundError for
     a path that does not exist, WorkerFailed when a worker process dies, InputProblem."""
-    files = list(input_files(paths, settings.config.exclude))
+    unwalked: list[str] = []
+    files = list(input_files(paths, settings.config.exclude, dependencies=settings.config.lint_dependencies,
+                             unwalked=unwalked))
     local = [f for f in files if f == STDIN_ARGUMENT]
     remote = [f for f in files if f != STDIN_ARGUMENT]
     if parallel_from_bytes is None:
@@ -85,6 +87,7 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
     count += _lint_extra(linter, extra_documents, sources)
     result = linter.finish()
     result.summary.files = count
+    result.summary.unwalked = sorted(d.replace(os.sep, "/") for d in unwalked)
     return result, sources
 
 
