@@ -531,6 +531,8 @@ class _Run:
         # scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
         in_pool = kubelet_in_pool(config, self.ctx, False)
         ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        if carrier.kubernetes_version is not None:       # a kind node's image pins its kubelet
+            ctx = replace(ctx, kubernetes_version=carrier.kubernetes_version)
         for rule in self.kubelet_rules:
             if not in_pool and rule.id not in VALIDITY_RULES:
                 continue
