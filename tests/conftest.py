@@ -73,13 +73,29 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     return base
 
 
-def lint_text(text: str, name: str = "x.yaml"):
-    """Lint one file's text as the CLI would (its documents, its load errors)."""
-    from numaguard.lint.engine import lint_documents
+def lint_text(text: str, name: str = "x.yaml", ignore: tuple[str, ...] = ()):
+    """Lint one file's text as the CLI would (its documents, its load errors); `ignore`: rule
+    ids or prefixes left out, as `--ignore` does."""
+    from numaguard.lint.engine import Selection, lint_documents
     from numaguard.lint.load.documents import load_text
 
     docs, errors = load_text(text, name)
-    return lint_documents(docs, load_errors=errors)
+    return lint_documents(docs, load_errors=errors, selection=Selection(ignore=tuple(ignore)))
+
+
+def lint_rows(text: str, name: str = "x.yaml", ignore: tuple[str, ...] = ()):
+    """`finding_rows` of `lint_text`, and the result itself."""
+    result = lint_text(text, name, ignore)
+    return finding_rows(result), result
+
+
+def carriers_of(text: str) -> list:
+    """The kubelet carriers (PlatformKubelet) the documents of a text hold."""
+    import yaml
+
+    from numaguard.lint.objects import classify
+
+    return [c for d in yaml.safe_load_all(text) if isinstance(d, dict) for c in classify(d).platforms]
 
 
 def finding_rows(result) -> list[tuple]:
