@@ -23,8 +23,9 @@ from numaguard.lint.cli.common import (UsageProblem, exit_for, load_config, repo
 @click.option("--context", help="kubeconfig context (default: its current-context).")
 @click.option("-n", "--namespace", help="Only pods of this namespace (default: all namespaces).")
 @click.option("-l", "--selector", "node_selector",
-              help="Node label selector of the pool (default: pool.nodeLabels from the config file; "
-                   "all nodes when neither is set).")
+              help="Node label selector of the nodes to audit (default: the nodes of the config "
+                   "file's pools, found by their nodeLabels or taint; all nodes when no pool is "
+                   "configured). Without pools in the config, the selected nodes are one pool.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
 @report_options
@@ -42,8 +43,6 @@ def audit(kubeconfig, context, namespace, node_selector, config_path, formats, o
     selection = selection_for(config, select, ignore)
     if len(outputs) > max(len(formats), 1):
         raise UsageProblem("each --output needs its own --format")
-    if node_selector is None and config.pool.node_labels:
-        node_selector = ",".join(f"{k}={v}" for k, v in sorted(config.pool.node_labels.items()))
     bar = _ProgressBar() if sys.stderr.isatty() else None
     try:
         cluster = connect(kubeconfig, context, page_size=page_size)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Iterator
 
@@ -45,7 +45,8 @@ class LintSettings:
 
     config: Config
     selection: Selection
-    node: Any = None
+    node: Any = None                                   # the default node description
+    pool_nodes: dict[str, Any] = field(default_factory=dict)   # each pool's, by name
 
 
 def default_jobs() -> int:
@@ -69,7 +70,8 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
     if parallel_from_bytes is None:
         parallel_from_bytes = PARALLEL_FROM_BYTES
     chunks = plan_chunks(remote, jobs, parallel_from_bytes)
-    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
+    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
+                    pool_nodes=settings.pool_nodes)
     sources: list[str] = []
     count = 0
     if chunks is None:
@@ -136,7 +138,8 @@ def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[l
 
 def lint_chunk(files: list[str], settings: LintSettings) -> tuple[RunPart, list[str], int]:
     """A worker's share: lint `files` one by one and hand back what they left behind."""
-    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
+    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
+                    pool_nodes=settings.pool_nodes)
     sources, count = _lint_files(linter, files)
     return linter.take(), sources, count
 

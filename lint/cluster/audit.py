@@ -9,10 +9,17 @@ add), NodeResourceTopology objects (topology.node.k8s.io/v1alpha2) when the CRD 
 A denial, a missing CRD or an unreachable node is one line in `problems` and the audit goes
 on; only "nothing at all could be read" (or refused credentials) is fatal.
 
-Judging: every kubelet configuration (file `node/NAME`), every pod the kubelet rejected, and
-one pod per controller (replicas share their template; file `pod/NAMESPACE/NAME`), together
-through `lint_documents`, with the first pool node that has both a NodeResourceTopology and
-a configuration as the node description for the NUMA-fit rules. Then, per node, the pods bound
+Pools: the nodes read are those of the config file's pools (one list per pool, by its
+`nodeLabels`; every node, kept when it carries a pool's taint, for a pool declared by its taint
+alone), or those `-l` selects, or every node. A node belongs to the pools whose labels (or
+taint) it carries; with no pool in the config the nodes `-l` selects are one pool, and with
+neither nothing is compared (`pool_config`).
+
+Judging: every kubelet configuration (file `node/NAME`, a configuration of its node's pools),
+every pod the kubelet rejected, and one pod per controller (replicas share their template;
+file `pod/NAMESPACE/NAME`), together through `lint_documents`, with each pool's first node that
+has both a NodeResourceTopology and a configuration as that pool's node description for the
+NUMA-fit rules (the first such node of all for pods of no pool). Then, per node, the pods bound
 to it (not Succeeded or Failed), oldest first, are admitted on a NodeState built from its
 NodeResourceTopology (else its capacity, as one NUMA node) and its configuration.
 """
@@ -52,12 +59,20 @@ class AuditTiming:
     judge_seconds: float = 0.0       # lint + occupancy
 
 
-def read_cluster(cluster: Cluster, *, namespace: str | None = None, node_selector: str | None = None,
-                 workers: int = DEFAULT_WORKERS,
-                 progress: Callable[[int, int], None] | None = None) -> Snapshot:
+def read_cluster(cluster: Cluster, *, namespace: str | None = None,
+                 node_selector: str | list[str | None] | None = None, workers: int = DEFAULT_WORKERS,
+                 progress: Callable[[int, int], None] | None = None,
+                 keep_node: Callable[[dict], bool] | None = None) -> Snapshot:
+    """`node_selector`: one label selector, or several (one list each, the nodes of all, once
+    each); `keep_node` drops nodes listed but not wanted (a pool known by its taint alone)."""
     snap = Snapshot()
-    query = [("labelSelector", node_selector)] if node_selector else []
-    snap.nodes = _list(cluster, snap, "/api/v1/nodes", trim.node, query, "nodes")
+    nodes: dict[str, dict] = {}
+    for selector in node_selector if isinstance(node_selector, list) else [node_selector]:
+        query = [("labelSelector", selector)] if selector else []
+        for node in _list(cluster, snap, "/api/v1/nodes", trim.node, query, "nodes"):
+            if keep_node is None or keep_node(node):
+                nodes.setdefault(node["metadata"].get("name"), node)
+    snap.nodes = list(nodes.values())
     pods_path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
     snap.pods = _list(cluster, snap, pods_path, trim.pod, [], "pods")
     if not snap.read_anything:
@@ -164,21 +179,22 @@ def pod_file(pod: dict) -> str:
     return f"pod/{meta.get('namespace')}/{meta.get('name')}"
 
 
-def judge(snap: Snapshot, *, config=None, selection=None):
+def judge(snap: Snapshot, *, config=None, selection=None, selected_by: str | None = None):
     """Lint the snapshot and replay each node's occupancy; returns a LintResult whose `nodes`
-    and `workloads` are filled in."""
+    and `workloads` are filled in. `selected_by`: the `-l` selector that chose the nodes."""
     from numaguard.lint.engine import lint_documents
     from numaguard.lint.load.documents import Document
 
-    config = pool_config(config)
+    config = pool_config(config, snap, selected_by)
+    members = {pool.name: [n for n in snap.nodes if _in_pool(pool, n)] for pool in config.pools}
     node_desc = representative_node(snap)
+    pool_nodes = {name: representative_node(snap, nodes) for name, nodes in members.items()}
     documents = []
     for name in sorted(snap.configs):
         documents.append(Document(source=f"node/{name}", index=0, data=snap.configs[name], line=0,
                                   ignores=frozenset()))
-    # The Node objects and NodeResourceTopologies go in too: the engine's pool pass (when
-    # present: NG401 pool consistency over every KubeletConfiguration of the run, the nodes'
-    # hardware from these objects) judges the pool as one; without it they are counted as skipped.
+    # The Node objects and NodeResourceTopologies go in too: the pool rules (NG401 within each
+    # pool, the nodes' hardware from these objects) judge each pool's nodes together.
     for node in sorted(snap.nodes, key=lambda n: n["metadata"].get("name") or ""):
         name = node["metadata"].get("name")
         documents.append(Document(source=f"node/{name}", index=1, data=node, line=0, ignores=frozenset()))
@@ -188,35 +204,59 @@ def judge(snap: Snapshot, *, config=None, selection=None):
     linted = pods_to_lint(snap.pods)
     for pod in linted:
         documents.append(Document(source=pod_file(pod), index=0, data=pod, line=0, ignores=frozenset()))
-    result = lint_documents(documents, config=config, selection=selection, node=node_desc)
+    result = lint_documents(documents, config=config, selection=selection, node=node_desc,
+                            pool_nodes={name: node for name, node in pool_nodes.items() if node is not None})
     result.summary.files = len(documents)
     result.workloads = {pod_file(p): workload_of(p) for p in linted}
     result.nodes = occupancies(snap)
     return result
 
 
-def pool_config(config=None):
-    """The config with every node the audit read named as a pool KubeletConfiguration
-    (`pool.kubeletConfigs: [node/*]`): the nodes were selected as the pool, so their
-    configurations are held to the pool requirements, not only to what stops a kubelet."""
+def pool_config(config=None, snap: Snapshot | None = None, selected_by: str | None = None):
+    """The config with each node's kubelet configuration (`node/NAME`) named in the pools its
+    node belongs to, so it is held to that pool's requirements and compared within it. With no
+    pool in the config, the nodes `-l` selected are one pool (every `node/` and `nrt/` object);
+    with neither, nothing is a pool."""
     from dataclasses import replace
 
     from numaguard.lint.config import Config
+    from numaguard.lint.model import PoolSettings
 
     config = config or Config()
-    globs = tuple(config.pool.kubelet_configs)
-    if "node/*" not in globs:
-        config = replace(config, pool=replace(config.pool, kubelet_configs=globs + ("node/*",)))
-    return config
+    nodes = snap.nodes if snap is not None else []
+    if not config.pools:
+        if not selected_by:
+            return config
+        return replace(config, pools=(PoolSettings(kubelet_configs=("node/*", "nrt/*"), name=selected_by),))
+    pools = tuple(replace(pool, kubelet_configs=pool.kubelet_configs + tuple(
+        f"node/{n['metadata'].get('name')}" for n in nodes if _in_pool(pool, n))) for pool in config.pools)
+    return replace(config, pools=pools)
 
 
-def representative_node(snap: Snapshot):
-    """The node description the NUMA-fit rules judge pods against: the first pool node (by
-    name) with a NodeResourceTopology and a kubelet configuration."""
+def _in_pool(pool, node: dict) -> bool:
+    return pool.has_node(node["metadata"].get("labels"), node.get("spec", {}).get("taints"))
+
+
+def pool_selectors(config) -> tuple[list[str | None] | None, Callable[[dict], bool] | None]:
+    """How to list the config's pools' nodes: one label selector per pool with nodeLabels, or
+    every node (None) filtered to the pools' when a pool is known by its taint alone. No pool
+    that nodes can join: (None, None), every node."""
+    pools = [p for p in config.pools if p.recognises_pods]
+    if not pools:
+        return None, None
+    if all(p.node_labels for p in pools):
+        return [",".join(f"{k}={v}" for k, v in sorted(p.node_labels.items())) for p in pools], None
+    return [None], lambda node: any(_in_pool(p, node) for p in pools)
+
+
+def representative_node(snap: Snapshot, nodes: list[dict] | None = None):
+    """The node description the NUMA-fit rules judge pods against: the first node (by name)
+    with a NodeResourceTopology and a kubelet configuration, among `nodes` (a pool's) or all."""
     from numaguard.lint.numa.node import NodeError, Node, parse_node_resource_topology
 
+    names = {n["metadata"].get("name") for n in nodes} if nodes is not None else None
     for name in sorted(snap.topologies):
-        if name in snap.configs:
+        if name in snap.configs and (names is None or name in names):
             try:
                 node = parse_node_resource_topology(snap.topologies[name], f"node/{name}")
             except NodeError:
@@ -291,16 +331,19 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
           config=None, selection=None, workers: int = DEFAULT_WORKERS,
           progress: Callable[[int, int], None] | None = None):
     """Read and judge; returns (result, snapshot, timing). Raises ClusterError when nothing
-    could be read."""
+    could be read. Without `node_selector`, the config's pools say which nodes to read."""
+    from numaguard.lint.config import Config
+
     started = time.perf_counter()
-    snap = read_cluster(cluster, namespace=namespace, node_selector=node_selector,
-                        workers=workers, progress=progress)
+    selectors, keep = (node_selector, None) if node_selector else pool_selectors(config or Config())
+    snap = read_cluster(cluster, namespace=namespace, node_selector=selectors,
+                        workers=workers, progress=progress, keep_node=keep)
     timing = AuditTiming(read_seconds=time.perf_counter() - started,
                          waiting_seconds=cluster.timing.waiting, requests=cluster.timing.requests)
     if not snap.read_anything:
         raise ClusterError("nothing could be read from the cluster: " + "; ".join(snap.problems))
     started = time.perf_counter()
-    result = judge(snap, config=config, selection=selection)
+    result = judge(snap, config=config, selection=selection, selected_by=node_selector)
     timing.judge_seconds = time.perf_counter() - started
     return result, snap, timing
 

@@ -41,6 +41,37 @@ kubelet really starts with (`PlatformKubelet.config`), so the NG2xx rules judge 
 
 Only the fields the kubelet rules read are modelled; everything else the platforms set (TLS,
 DNS, logging) is left out.
+
+Which nodes a carrier configures (`PlatformKubelet.nodes`, a `NodeSelection`): a reader that
+knows sets it, and the engine puts the configuration in the pools of the config file whose
+nodes it reaches (`PoolSettings.selected_by`): then it is held to the pool requirements and
+compared with the pool's other configurations (NG401). Two kinds:
+
+* `NodeSelection(labels, path, kind="selector")`: a node selector; every node carrying at
+  least these labels gets the configuration. It belongs to a pool when every pool node
+  satisfies it (its labels are among the pool's `nodeLabels`) or when only pool nodes do (it
+  requires every pool label). A PerformanceProfile's `spec.nodeSelector` is one.
+* `NodeSelection(labels, path, kind="labels")`: the labels a node group gives its nodes (an
+  eksctl node group's `labels`, a Karpenter NodePool's `spec.template.metadata.labels`). It
+  belongs to a pool when those labels include every pool label.
+
+A reader sets `overlay=True` for a carrier that is layered over a configuration numaguard does
+not see (a drop-in alone): it joins its pools for the node description it is judged against,
+but is never compared as a whole (NG401), and only a config file naming it makes it a pool
+configuration.
+
+The OpenShift `KubeletConfig` selects MachineConfigPools, not nodes
+(`spec.machineConfigPoolSelector`, a LabelSelector over the pools' labels: openshift/api
+`machineconfiguration/v1/types.go` `KubeletConfigSpec`, matched by the Machine Config
+Operator's `getPoolsForKubeletConfig` in `pkg/controller/kubelet-config`). numaguard reads the
+pool's name from the labels MachineConfigPools carry by convention (`machine_config_pool_nodes`):
+`pools.operator.machineconfiguration.openshift.io/<name>: ""` (the MCO's own `worker` and
+`master` pools, `manifests/worker.machineconfigpool.yaml`) or `machineconfiguration.openshift.io/role:
+<name>` (what the Node Tuning Operator selects a profile's pool by, `GetMachineConfigPoolSelector`
+in `pkg/performanceprofile/controller/performanceprofile/components/profile`), and that pool's
+nodes by theirs: `node-role.kubernetes.io/<name>: ""` (the pool's `spec.nodeSelector`, same
+manifest). A selector on other labels names no pool numaguard can know; name the file in the
+pool's `kubeletConfigs` instead.
 """
 from __future__ import annotations
 
@@ -52,7 +83,7 @@ from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import Path, Severity, Violation, existing_prefix
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 EKS_GROUP = "node.eks.aws/"
@@ -118,6 +149,8 @@ class PlatformKubelet:
     extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
     unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
                                                        # annotation): schema-checked, not walked
+    nodes: NodeSelection | None = None     # the nodes it configures, when the object says (module doc)
+    overlay: bool = False                  # layered over a configuration numaguard does not see
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -306,7 +339,9 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
     unknown = {f"systemReserved.{r}" for r in ("cpu", "memory") if r not in system}
     carrier = PlatformKubelet("OpenShift KubeletConfig", config, written, path,
                               fallback=path if written else ("spec",) if spec else (),
-                              unknown=frozenset(unknown), adjusters=(_openshift_adjust,))
+                              unknown=frozenset(unknown), adjusters=(_openshift_adjust,),
+                              nodes=machine_config_pool_nodes(spec.get("machineConfigPoolSelector"),
+                                                              ("spec", "machineConfigPoolSelector")))
     gates = written.get("featureGates")
     if isinstance(gates, dict) and gates:
         shown = " ".join(f"{k}:{str(v).lower()}" for k, v in sorted(gates.items(), key=str))
@@ -316,6 +351,33 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
             f"featureGates is not allowed to be set, but contains: map[{shown}]\"",
             remediation=OPENSHIFT_GATES_FIX + ".")))
     return carrier
+
+
+MCP_POOL_LABEL_PREFIX = "pools.operator.machineconfiguration.openshift.io/"
+MCP_ROLE_LABEL = "machineconfiguration.openshift.io/role"
+NODE_ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
+
+
+def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None:
+    """The nodes of the one MachineConfigPool a LabelSelector names by the conventional pool
+    labels (module doc), or None when it names none or several."""
+    if not isinstance(selector, dict):
+        return None
+    names = set()
+    labels = selector.get("matchLabels") if isinstance(selector.get("matchLabels"), dict) else {}
+    for key, value in labels.items():
+        key = str(key)
+        if key.startswith(MCP_POOL_LABEL_PREFIX) and len(key) > len(MCP_POOL_LABEL_PREFIX):
+            names.add(key[len(MCP_POOL_LABEL_PREFIX):])
+        elif key == MCP_ROLE_LABEL and isinstance(value, str) and value:
+            names.add(value)
+    for expr in selector.get("matchExpressions") or ():
+        if isinstance(expr, dict) and expr.get("key") == MCP_ROLE_LABEL and expr.get("operator") == "In" \
+                and isinstance(expr.get("values"), list) and len(expr["values"]) == 1:
+            names.add(str(expr["values"][0]))
+    if len(names) != 1:
+        return None
+    return NodeSelection({NODE_ROLE_LABEL_PREFIX + names.pop(): ""}, path)
 
 
 def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -386,7 +448,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                             ("memoryManagerPolicy", "None")):
             operator(name, value, dra, f"because of the annotation {DRA_ANNOTATION}")
         config["cpuManagerPolicyOptions"] = {}
-        return _pao_carrier(config, origins, fallback, set_by, snippet)
+        return _pao_carrier(config, origins, fallback, set_by, snippet, spec)
 
     operator("cpuManagerPolicy", "static", ("spec", "cpu") if "cpu" in spec else fallback,
              "for every PerformanceProfile")
@@ -449,17 +511,22 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                                                          f"single-numa-node")
                     origins.setdefault("cpuManagerPolicyOptions", where)
                 config["cpuManagerPolicyOptions"] = options
-    return _pao_carrier(config, origins, fallback, set_by, snippet)
+    return _pao_carrier(config, origins, fallback, set_by, snippet, spec)
 
 
 def _pao_carrier(config: dict, origins: dict[str, Path], fallback: Path,
-                 set_by: dict[str, str], snippet: dict) -> PlatformKubelet:
+                 set_by: dict[str, str], snippet: dict, spec: dict) -> PlatformKubelet:
+    # The profile's nodes are those its spec.nodeSelector selects (performanceprofile_types.go
+    # `NodeSelector map[string]string`; the operator finds their MachineConfigPool from it).
+    selector = spec.get("nodeSelector")
+    nodes = NodeSelection({str(k): "" if v is None else str(v) for k, v in selector.items()},
+                          ("spec", "nodeSelector")) if isinstance(selector, dict) and selector else None
     return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
                            unpositioned=snippet,
                            platform_set={k: v for k, v in set_by.items()
                                          if k in ("reservedMemory", "memoryManagerPolicy",
                                                   "cpuManagerPolicyOptions")},
-                           adjusters=(_openshift_adjust, _pao_adjust))
+                           adjusters=(_openshift_adjust, _pao_adjust), nodes=nodes)
 
 
 def _pao_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -505,5 +572,6 @@ def platform_reader(api_version: str, kind: str) -> Reader | None:
     return None
 
 
-__all__ = ["PlatformKubelet", "PlatformError", "platform_reader", "merge_patch",
+__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "platform_reader", "merge_patch",
+           "machine_config_pool_nodes",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
