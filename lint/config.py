@@ -63,6 +63,11 @@ class Config:
         return tuple(pool.name for pool, (paths, matches) in zip(self.pools, self._matchers)
                      if not paths.isdisjoint(prefixes) or (matches is not None and matches(*candidates)))
 
+    def __getstate__(self) -> dict:
+        """Pickled for `--jobs` workers without the matchers built from the globs (closures):
+        each worker builds its own on first use."""
+        return {k: v for k, v in self.__dict__.items() if k != "_matchers"}
+
     @cached_property
     def _matchers(self) -> tuple[tuple[frozenset[str], Any], ...]:
         """Per pool: its plain paths (with a `/`, no wildcard) and one test for the rest (built

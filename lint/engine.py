@@ -97,8 +97,8 @@ class RunPart:
 class Linter:
     """One lint run fed a batch of documents at a time (the CLI: one file and its kubelet
     drop-ins), so that a caller can drop each file's documents before loading the next: memory
-    then follows the findings, not the input. `finish` runs the pool pass over what every batch
-    left behind and returns the findings in the reports' order."""
+    then follows the findings, not the input. `finish` runs the run-level rules (NG4xx) over what
+    every batch left behind and returns the findings in the reports' order."""
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None, context: LintContext | None = None,
@@ -126,6 +126,7 @@ class Linter:
                 run.lint_one(item, prefix)
         run.dropins.clear()          # keyed by id(): must not outlive the batch's documents
         run.merged_dropins.clear()
+        run._named.clear()
 
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
@@ -212,7 +213,8 @@ class _Run:
     def __init__(self, ctx: LintContext, selection: Selection,
                  pools_naming=lambda source: ()) -> None:
         self.ctx, self.selection = ctx, selection
-        self.pools_naming = pools_naming
+        self._pools_naming = pools_naming
+        self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
         has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
@@ -229,6 +231,12 @@ class _Run:
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
 
     # -- documents ---------------------------------------------------------------------
+    def pools_naming(self, source: str | None) -> tuple[str, ...]:
+        """The pools whose kubeletConfigs name this file, matched once per file of a batch."""
+        if source not in self._named:
+            self._named[source] = self._pools_naming(source)
+        return self._named[source]
+
     def collect_dropins(self, docs: list[Document]) -> None:
         """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
         in this run; the drop-ins are then linted as part of the merged configuration."""

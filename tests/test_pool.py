@@ -1,5 +1,5 @@
-"""The pool pass: NG401 (configurations), NG404/NG405 (hardware), and the checkpoint rules,
-through the library API (parsed objects in) and through `numaguard lint`."""
+"""The pool rules: NG401 (configurations), NG404/NG405 (hardware), and the checkpoint rules,
+through the library API (parsed objects in) and through `numaguard lint` (a declared pool)."""
 from __future__ import annotations
 
 import json

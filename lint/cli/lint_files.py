@@ -61,10 +61,15 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
                parallel_from_bytes: int | None = None,
                extra_documents: list[Document] = ()) -> tuple[LintResult, list[str]]:
     """Lint every file `paths` names, each with its kubelet drop-ins, then `extra_documents`
-    not already linted (a node description's KubeletConfiguration), then the pool pass.
+    not already linted (a node description's KubeletConfiguration), then the run-level rules.
     Returns the result (findings sorted) and the sources linted. Raises FileNotFoundError for
     a path that does not exist, WorkerFailed when a worker process dies, InputProblem."""
-    files = list(input_files(paths, settings.config.exclude))
+    files, seen = [], set()
+    for path in input_files(paths, settings.config.exclude):
+        key = path if path == STDIN_ARGUMENT else os.path.normpath(path)
+        if key not in seen:         # once each, however often the paths name it (`lint --pool nodes/ .`)
+            seen.add(key)
+            files.append(path)
     local = [f for f in files if f == STDIN_ARGUMENT]
     remote = [f for f in files if f != STDIN_ARGUMENT]
     if parallel_from_bytes is None:

@@ -128,10 +128,11 @@ class Subject:
     # "kubelet" from a platform object: where a setting's finding points in the object
     document_path: Callable[[Path], Path] | None = None
     locate: Callable[[], dict] | None = field(default=None, repr=False)   # field positions, lazily
+    _place: Place | None = field(default=None, init=False, repr=False)
 
     def place(self) -> Place:
         """Where the subject is, with the positions of its fields (computed on first use)."""
-        if not hasattr(self, "_place"):
+        if self._place is None:
             self._place = Place(self.file, self.line, self.prefix, self.locate() if self.locate else {})
         return self._place
 

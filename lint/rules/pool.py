@@ -15,8 +15,8 @@ Who belongs to a pool (`POOL_CHECK`, a run check: `collect` per input, `judge` o
   by its taint alone, the taint), or when the globs name its file;
 * a NodeResourceTopology, with the Node of the same name in the run, or by its file.
 
-Library API (no I/O; parsed objects in, findings out), used by `numaguard lint` through the
-engine's pool pass and meant for any caller that has the pool in hand (an API-server audit):
+Library API (no I/O; parsed objects in, findings out; everything given is one pool), used by
+`numaguard lint` per declared pool and meant for any caller that has one pool in hand:
 
     from numaguard.lint.rules.pool import KubeletExtract, pool_findings, hardware_from_node_object
 
