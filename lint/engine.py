@@ -116,6 +116,7 @@ class Linter:
                 Document(source=None, index=i, data=doc, line=None, ignores=frozenset())
                 for i, doc in enumerate(documents)]
         run.collect_dropins(docs)
+        run.collect_companions(docs)
         for doc in docs:
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
@@ -126,6 +127,9 @@ class Linter:
                 run.lint_one(item, prefix)
         run.dropins.clear()          # keyed by id(): must not outlive the batch's documents
         run.merged_dropins.clear()
+        run.companions.clear()
+        run.owned_companions.clear()
+        run.companion_findings.clear()
         run._named.clear()
 
     def take(self) -> RunPart:
@@ -217,6 +221,9 @@ class _Run:
         self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
+        self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
+        self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
+        self.companion_findings: set = set()              # findings already reported on a companion
         has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
         rules = [r for r in all_rules() if selection.enabled(r) and (has_node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
@@ -248,6 +255,26 @@ class _Run:
             if owner in mains and _is_kubelet_config(d.data):
                 self.dropins.setdefault(owner, []).append(d)
                 self.merged_dropins.add(id(d))
+
+    def collect_companions(self, docs: list[Document]) -> None:
+        """Pair platform objects with the document of the same file they take as their base
+        (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
+        schema-checked on its own and judged as part of the carriers built over it."""
+        from numaguard.lint.k8s.platform_registry import companion_kind
+
+        wanted = {}
+        for d in docs:
+            if isinstance(d.data, dict) and isinstance(d.data.get("apiVersion"), str):
+                pair = companion_kind(d.data["apiVersion"], str(d.data.get("kind")))
+                if pair is not None:
+                    wanted[(d.source,) + pair] = True
+        for d in docs:
+            if not isinstance(d.data, dict) or not isinstance(d.data.get("apiVersion"), str):
+                continue
+            for (source, group, kind) in wanted:
+                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group):
+                    if self.companions.setdefault((source, group, kind), d) is d:
+                        self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
         position = (error.line, error.column) if error.line else None
@@ -302,14 +329,18 @@ class _Run:
                                Violation(path=problem.path, message=problem.message),
                                doc.ignores | _annotation_ignores(annotations),
                                annotations.get(IGNORE_REASON_ANNOTATION))
-        if found.kind == "kubelet" and not found.platforms and not found.problems:
-            self._lint_kubelet(doc, prefix, data, found.ref)
+        if found.kind == "kubelet" and not found.platforms and not found.problems and _is_kubelet_config(data):
+            if id(doc) in self.owned_companions and not prefix:
+                self._lint_companion(doc, found.ref)
+            else:
+                self._lint_kubelet(doc, prefix, data, found.ref)
+        seen: set = set()                    # one finding per place, however many carriers share it
         for carrier in found.platforms:
             # One object carrying several configurations (node groups): each named by its line.
             label = _label(doc, prefix) if len(found.platforms) == 1 else \
                 _line_label(doc, prefix + carrier.document_path(()))
             self._lint_platform_kubelet(doc, prefix, carrier, found.ref,
-                                        doc.ignores | _annotation_ignores(_own_annotations(data)), label)
+                                        doc.ignores | _annotation_ignores(_own_annotations(data)), seen, label)
         if found.kind == "pod" and found.ref.kind == "Pod" and found.pods and isinstance(data.get("status"), dict):
             self._lint_status(doc, prefix, data, found.ref)
         for pod in found.pods:
@@ -424,58 +455,124 @@ class _Run:
         self._emit(rv.rule, rv.violation, file=place.file, position=place.position(rel), ref=rv.ref,
                    ignores=rv.ignores, path=place.prefix + rel)
 
+    def _lint_companion(self, doc: Document, ref: ObjectRef) -> None:
+        """A KubeletConfiguration that a platform object of the same file takes as its base:
+        checked for what the kubelet cannot decode here, judged with the carriers built on it."""
+        from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
+
+        for v in decode_kubelet_config(doc.data).violations:
+            self._emit_doc(doc, (), ref, INVALID_OBJECT, v, doc.ignores)
+
     def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
-                               ignores: frozenset[str], label: str) -> None:
+                               ignores: frozenset[str], seen: set, label: str) -> None:
         """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
-        KubeletConfig, PerformanceProfile): the schema check on what the user wrote, then the
-        kubelet rules on the effective configuration, each finding pointed at the platform
-        object's own field and told in its terms (`numaguard.lint.k8s.platforms`). It belongs
-        to the pools whose kubeletConfigs name its file and to those whose nodes it selects
-        (`carrier.nodes`, `PoolSettings.selected_by`)."""
+        KubeletConfig, PerformanceProfile, kubeadm, kind, Cluster API): what the platform itself
+        refuses, the schema check on what the user wrote, then the kubelet rules on the
+        effective configuration, each finding pointed at the place the value came from (the
+        platform object's own field, the argument, the line inside an embedded patch, or the
+        companion document) and told in the platform's terms (`numaguard.lint.k8s.platforms`).
+        It belongs to the pools whose kubeletConfigs name its file and to those whose nodes it
+        selects (`carrier.nodes`, `PoolSettings.selected_by`)."""
+        from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
         from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
 
+        companion = None
+        if carrier.rebase is not None and carrier.companion is not None:
+            companion = self.companions.get((doc.source,) + tuple(carrier.companion))
+            if companion is not None:
+                decoded = decode_kubelet_config(companion.data)
+                if decoded.fatal:
+                    return                        # reported on the companion; nothing runs
+                carrier = carrier.rebase(decoded.effective)
+
+        def emit(rule, v: Violation, place) -> None:
+            self._emit_place(doc, prefix, companion, ref, rule, v, place, ignores, seen)
+
+        for rule_id, place, v in carrier.notices:
+            emit(self._rules_by_id.get(rule_id, INVALID_OBJECT), v, place)
+        flags = getattr(carrier.settings, "flags", None)
+        if flags is not None and flags.value_refused:
+            return                                # the kubelet exits on the command line
         # What the user wrote is checked (the platform's own additions are valid by
         # construction): their YAML, or settings without positions (a PerformanceProfile's
         # JSON annotation), each finding pointed at where it was written. As for a
         # KubeletConfiguration file, unknown fields are reported and dropped, type errors stop.
-        written = dict(carrier.written or carrier.unpositioned)
-        config = carrier.config
-        if written:
-            written.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
-            written.setdefault("kind", "KubeletConfiguration")
-            decoded = decode_kubelet_config(written)
+        written = [(carrier.written or carrier.unpositioned, None)] if carrier.settings is None else \
+            [(layer.data, layer.place) for layer in carrier.settings.layers
+             if layer.mode in (MERGE, STRATEGIC, REPLACE) and layer.place.shown
+             and layer.place.document != COMPANION and isinstance(layer.data, dict)]
+        config, unknown = carrier.config, []
+        for data, place in written:
+            if not data:
+                continue
+            data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data}
+            decoded = decode_kubelet_config(data)
             for v in decoded.violations:
-                self._emit_doc(doc, prefix, ref, INVALID_OBJECT,
-                               replace(v, path=carrier.document_path(tuple(v.path))), ignores)
+                emit(INVALID_OBJECT, v, carrier.place(tuple(v.path)) if place is None else place.within(v.path))
             if decoded.fatal:
                 return
-            config = drop_paths(config, [v.path for v in decoded.violations
-                                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)])
+            unknown += [v.path for v in decoded.violations
+                        if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)]
+        config = drop_paths(config, unknown)
         for rule_id, v in carrier.extra:
             rule = self._rules_by_id.get(rule_id)
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
-        # The pool requirements apply to a configuration of a pool (an overlay on a base
-        # numaguard does not see only when the config names its file), when it shows the intent
-        # (a manager policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static)
-        # or under scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        # The pool requirements apply to a configuration of a pool (one over a base numaguard
+        # does not see only when the config names its file), when it shows the intent (a
+        # manager policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or
+        # under scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
         named = self.pools_naming(doc.source)
         selected = tuple(p.pool.name for p in self.ctx.pools
                          if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
         pools = named + selected
-        in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and not carrier.overlay))
+        in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
         rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
         for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
             adjusted = carrier.adjust(rule.id, v)
             if adjusted is not None:
-                self._emit_doc(doc, prefix, ref, rule,
-                               replace(adjusted, path=carrier.document_path(tuple(adjusted.path))), ignores)
+                emit(rule, adjusted, carrier.place(tuple(adjusted.path)))
+
+        def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
+            place = carrier.place(tuple(path))
+            return tuple(place.dotted()), self._place_position(doc, prefix, companion, place)[1]
+
         self._offer(Subject("kubelet", config, label=label, file=doc.source, line=doc.line, prefix=prefix,
-                            pools=pools, in_pool=in_pool, whole=not carrier.overlay, ref=ref, ignores=ignores,
-                            document_path=lambda path: carrier.document_path(tuple(path)),
-                            locate=lambda: _positions(_at(doc.data, prefix))))
+                            pools=pools, in_pool=in_pool, whole=carrier.base_known, ref=ref, ignores=ignores,
+                            locate_setting=locate_setting))
+
+    def _place_position(self, doc: Document, prefix: Path, companion: Document | None,
+                        place) -> tuple[Document, tuple[int, int] | None]:
+        """The document a `kubelet_layers.Place` is in (this one or its companion) and the line
+        and column there, inside an embedded text at the line the setting is on."""
+        from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
+
+        target, base = (companion, ()) if place.document == COMPANION and companion is not None else (doc, prefix)
+        position = position_of(target.data, base + tuple(place.path))
+        if place.text is not None and position is not None and place.text_index < len(place.text.documents):
+            inner = position_of(place.text.documents[place.text_index], tuple(place.inner))
+            if inner is not None:
+                position = embedded_position(position, place.path[-1] if place.path else None, inner,
+                                             place.text.multiline)
+        return target, position or ((target.line, 1) if target.line else None)
+
+    def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
+                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set) -> None:
+        """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
+        an embedded text at the line the setting is on."""
+        target, position = self._place_position(doc, prefix, companion, place)
+        base = () if target is companion else prefix
+        # A place several carriers share (two nodes of one kind Cluster, an InitConfiguration
+        # and a JoinConfiguration over one KubeletConfiguration) gets the finding once.
+        bucket = self.companion_findings if target is companion else seen
+        key = (rule.id, target.source, position, v.message)
+        if key in bucket:
+            return
+        bucket.add(key)
+        self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
+                   path=base + tuple(place.dotted()))
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,

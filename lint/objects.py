@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from numaguard.lint.k8s.platforms import PlatformError, platform_reader
+from numaguard.lint.k8s.platform_registry import platform_reader
+from numaguard.lint.k8s.platforms import PlatformError
 from numaguard.lint.model import ObjectRef, Path
 
 def api_group(api_version: str | None) -> str:

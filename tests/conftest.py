@@ -56,3 +56,17 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     for key, value in values.items():
         base[{"assumed_managed": "assumedManaged"}.get(key, key)] = value
     return base
+
+
+def lint_text(text: str, name: str = "x.yaml"):
+    """Lint one file's text as the CLI would (its documents, its load errors)."""
+    from numaguard.lint.engine import lint_documents
+    from numaguard.lint.load.documents import load_text
+
+    docs, errors = load_text(text, name)
+    return lint_documents(docs, load_errors=errors)
+
+
+def finding_rows(result) -> list[tuple]:
+    """(rule, severity, line, column, path) of every finding, in report order."""
+    return [(f.rule, f.severity.value, f.line, f.column, f.path) for f in result.findings]

@@ -55,9 +55,9 @@ compared with the pool's other configurations (NG401). Two kinds:
   eksctl node group's `labels`, a Karpenter NodePool's `spec.template.metadata.labels`). It
   belongs to a pool when those labels include every pool label.
 
-A reader sets `overlay=True` for a carrier that is layered over a configuration numaguard does
-not see (a drop-in alone): it joins its pools for the node description it is judged against,
-but is never compared as a whole (NG401), and only a config file naming it makes it a pool
+A carrier whose base is not known (`base_known=False`: it only overrides a configuration
+numaguard does not see) joins its pools for the node description it is judged against, but is
+never compared as a whole (NG401), and only a config file naming it makes it a pool
 configuration.
 
 The OpenShift `KubeletConfig` selects MachineConfigPools, not nodes
@@ -82,6 +82,7 @@ from decimal import Decimal
 from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
+from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
@@ -149,8 +150,25 @@ class PlatformKubelet:
     extra: list[tuple[str, Violation]] = field(default_factory=list)   # document paths
     unpositioned: dict = field(default_factory=dict)   # user settings without positions (JSON
                                                        # annotation): schema-checked, not walked
+    # Carriers that keep settings in several places (kubeadm, kind, Cluster API): the layers and
+    # flags they merge (a kubelet_layers.LayeredSettings, which also says where each value
+    # sits), what the platform itself reports about them ((rule id, Place, Violation)), whether
+    # the configuration under them is known (False: only what the carrier shows is judged), and
+    # how to rebuild the carrier over a companion document of the same file (kubeadm's
+    # KubeletConfiguration beside its InitConfiguration): `companion` names its kind.
+    settings: Any = None
+    notices: list = field(default_factory=list)
+    base_known: bool = True
+    companion: tuple[str, str] | None = None
+    rebase: Callable[[Any], "PlatformKubelet"] | None = None
     nodes: NodeSelection | None = None     # the nodes it configures, when the object says (module doc)
-    overlay: bool = False                  # layered over a configuration numaguard does not see
+
+    def place(self, path: Path) -> Place:
+        """Where a finding on `path` (relative to the effective configuration) is reported."""
+        if self.settings is not None:
+            return self.settings.locate(path)
+        return Place(self.document_path(path), shown=bool(path) and (
+            path[0] in (self.written or {}) or path[0] in self.origins))
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -554,7 +572,8 @@ def _show(value: Any) -> str:
 
 # A reader yields one carrier per kubelet configuration the object holds (a platform object
 # with node groups holds several), or a PlatformError for one of the wrong shape; it may also
-# raise a PlatformError when the whole object is unreadable.
+# raise a PlatformError when the whole object is unreadable. `platform_registry` holds every
+# platform's readers.
 Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
 
 READERS: dict[str, Reader] = {
@@ -564,14 +583,6 @@ READERS: dict[str, Reader] = {
 }
 
 
-def platform_reader(api_version: str, kind: str) -> Reader | None:
-    """The reader for a platform object carrying kubelet settings, None for anything else."""
-    for (group, platform_kind), name in PLATFORM_KINDS.items():
-        if kind == platform_kind and api_version.startswith(group):
-            return READERS[name]
-    return None
-
-
-__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "platform_reader", "merge_patch",
+__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "READERS",
            "machine_config_pool_nodes",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
