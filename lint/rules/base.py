@@ -125,8 +125,9 @@ class Subject:
     whole: bool = True                       # "kubelet": the whole configuration, not an overlay
     ref: ObjectRef | None = None
     ignores: frozenset[str] = frozenset()
-    # "kubelet" from a platform object: where a setting's finding points in the object
-    document_path: Callable[[Path], Path] | None = None
+    # "kubelet" from a platform object: where a setting (a path of the effective
+    # configuration) sits in the object, as the path a finding shows and its (line, column)
+    locate_setting: Callable[[Path], tuple[Path, tuple[int, int] | None]] | None = None
     locate: Callable[[], dict] | None = field(default=None, repr=False)   # field positions, lazily
     _place: Place | None = field(default=None, init=False, repr=False)
 

@@ -93,7 +93,8 @@ class KubeletExtract:
     placement settings (`settings`: field path -> normalised value, printable), the raw
     config, where each field sits, its suppressions, and (in a lint run) where it came from
     and the pools it belongs to. `document_paths` maps a setting to the field of the platform
-    object that carries it (None: the configuration is the document)."""
+    object that carries it (None: the configuration is the document; `positions` are then
+    keyed by those fields)."""
 
     source: str
     settings: dict[Path, str]
@@ -108,9 +109,16 @@ class KubeletExtract:
     @classmethod
     def of(cls, source: str, config: dict, *, version: tuple[int, int] = (1, 37), positions=None,
            ref: ObjectRef | None = None, ignores: frozenset[str] = frozenset(), place: Place | None = None,
-           pools: tuple[str, ...] = (), document_path=None) -> "KubeletExtract":
+           pools: tuple[str, ...] = (), locate_setting=None) -> "KubeletExtract":
+        """`locate_setting(path) -> (document path, (line, column) or None)`: where each setting
+        sits in the platform object carrying the configuration (positions are then keyed by
+        those document paths)."""
         settings = placement_settings(config, version)
-        paths = {p: tuple(document_path(p)) for p in settings} if document_path is not None else None
+        paths = None
+        if locate_setting is not None:
+            located = {p: locate_setting(p) for p in settings}
+            paths = {p: where for p, (where, _) in located.items()}
+            positions = {where: at for where, at in located.values() if at is not None}
         return cls(source, settings, config, dict(positions or {}), ref, ignores, place, pools, paths)
 
 
@@ -343,10 +351,11 @@ def _collect(subject: Subject, ctx: LintContext) -> KubeletExtract | NodeHardwar
     if subject.kind == "kubelet":
         if not subject.pools or not subject.whole:
             return None
-        place = subject.place()
-        return KubeletExtract.of(subject.label, subject.data, version=ctx.kubernetes_version,
-                                 positions=place.positions, ref=subject.ref, ignores=subject.ignores,
-                                 place=place, pools=subject.pools, document_path=subject.document_path)
+        extract = KubeletExtract.of(subject.label, subject.data, version=ctx.kubernetes_version,
+                                    positions=None if subject.locate_setting else subject.place().positions,
+                                    ref=subject.ref, ignores=subject.ignores, pools=subject.pools,
+                                    locate_setting=subject.locate_setting)
+        return replace(extract, place=Place(subject.file, subject.line, subject.prefix, extract.positions))
     if subject.kind != "document" or not ctx.pools or not isinstance(subject.data, dict):
         return None
     data = subject.data
