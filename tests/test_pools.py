@@ -375,3 +375,46 @@ def test_a_file_named_by_two_pools_is_in_both(tmp_path, text):
         ("./x/k.yaml", "reservedSystemCPUs differs across pool b"),
         ("./x/l.yaml", "reservedSystemCPUs differs across pool a"),
         ("./x/l.yaml", "reservedSystemCPUs differs across pool b")]
+
+
+# --------------------------------------------------------------------------- membership rules
+
+def test_which_nodes_and_node_selections_belong_to_a_pool():
+    from numaguard.lint.model import NodeSelection, PoolSettings
+
+    cnf = PoolSettings(node_labels={"node-role.kubernetes.io/worker": "", "pool": "cnf"}, name="cnf")
+    # a node carries every pool label (extra labels are fine)
+    assert cnf.has_node({"node-role.kubernetes.io/worker": "", "pool": "cnf", "zone": "a"})
+    assert not cnf.has_node({"pool": "cnf"})
+    assert not cnf.has_node({"node-role.kubernetes.io/worker": "", "pool": "gpu"})
+    assert not cnf.has_node(None)
+    # a pool declared by its taint alone: the taint, effect included when the pool gives one
+    tainted = PoolSettings(taint={"key": "pool", "value": "cnf", "effect": "NoSchedule"}, name="t")
+    assert tainted.has_node({}, [{"key": "pool", "value": "cnf", "effect": "NoSchedule"}])
+    assert not tainted.has_node({}, [{"key": "pool", "value": "cnf", "effect": "NoExecute"}])
+    assert not tainted.has_node({}, [{"key": "pool", "value": "gpu", "effect": "NoSchedule"}])
+    assert not PoolSettings(kubelet_configs=("x",)).has_node({"pool": "cnf"})
+    # a node selector: every pool node satisfies it, or only pool nodes do
+    assert cnf.selected_by(NodeSelection({"node-role.kubernetes.io/worker": ""}))
+    assert cnf.selected_by(NodeSelection({"node-role.kubernetes.io/worker": "", "pool": "cnf", "zone": "a"}))
+    assert not cnf.selected_by(NodeSelection({"pool": "gpu"}))
+    assert not cnf.selected_by(NodeSelection({"zone": "a"}))
+    # a node group's labels: its nodes must carry every pool label
+    assert cnf.selected_by(NodeSelection({"node-role.kubernetes.io/worker": "", "pool": "cnf", "x": "y"}, kind="labels"))
+    assert not cnf.selected_by(NodeSelection({"node-role.kubernetes.io/worker": ""}, kind="labels"))
+    assert not cnf.selected_by(None) and not cnf.selected_by(NodeSelection({}))
+
+
+def test_checkpoints_are_judged_against_their_pools_configuration(tmp_path):
+    from numaguard.lint.k8s.checkpoints import cpu_checkpoint_json
+
+    holds_cpu_8 = json.dumps(cpu_checkpoint_json("static", "1-7,9-15", {"uid-a": {"app": "8"}}))
+    files = {"cpu/cpu_manager_state": json.dumps(cpu_checkpoint_json("none", "0-79")),
+             "gpu/cpu_manager_state": holds_cpu_8, "cpu/node-a/cpu_manager_state": holds_cpu_8}
+    code, report = lint_json(write_tree(tmp_path, files=files))
+    # cpu pool (node cpu-node, static, reserved 0): the "none" checkpoint stops its kubelet, and
+    # CPU 8 is an ordinary CPU; gpu pool (gpu-node, reserved 0,8): CPU 8 is reserved
+    assert [(f["file"], f["rule"], f["message"].split(":")[0]) for f in report["findings"]] == [
+        ("./cpu/cpu_manager_state", "NG402", 'configured policy "static" differs from state checkpoint policy "none"'),
+        ("./gpu/cpu_manager_state", "NG403", "container app of pod uid-a holds reserved CPUs 8 (reservedSystemCPUs 0,8) as "
+                                             "exclusive CPUs")]

@@ -120,3 +120,18 @@ def test_without_pools_the_selected_nodes_are_one_pool_and_otherwise_nothing_is_
     ng401 = [f for f in selected["findings"] if f["rule"] == "NG401"]
     assert sorted({f["file"] for f in ng401}) == ["node/numa-node-1", "node/numa-node-2"]
     assert "node/gpu-node-1, node/gpu-node-2" in ng401[0]["message"]
+
+
+def test_a_pool_known_by_its_taint_alone_reads_every_node_and_keeps_the_tainted(tmp_path):
+    config = ("pools:\n- name: numa\n  taint: {key: node.example.com/pool, value: numa, effect: NoSchedule}\n"
+              "- name: gpu\n  nodeLabels: {node.example.com/pool: gpu}\n")
+    with RecordedApiServer(two_pool_scenario(), tmp_path / "apiserver") as server:
+        (server.folder / ".numaguard.yaml").write_text(config)
+        report = json.loads(_audit(server).stdout)
+        node_lists = [r for r in server.scenario.requests if r.split("?")[0] == "/api/v1/nodes"]
+    # no label selector can find a taint: one list of every node, filtered to the pools' nodes
+    assert [("labelSelector" in r) for r in node_lists] == [False]
+    assert sorted(n["name"] for n in report["nodes"]) == [
+        "gpu-node-1", "gpu-node-2", "numa-node-1", "numa-node-2", "numa-node-3"]
+    assert sorted({f["file"] for f in report["findings"] if f["rule"] == "NG401"}) == [
+        "node/numa-node-1", "node/numa-node-2"]
