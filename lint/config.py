@@ -22,6 +22,7 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarrier, PodCarriers, TemplatePathError, carrier_from_config
 from numaguard.lint.model import DEFAULT_POOL_NAME, PoolSettings, Severity, value_kind
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
@@ -44,6 +45,13 @@ class Config:
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     base_dir: str = "."                          # where relative paths in the file resolve
+    pod_templates: tuple[PodCarrier, ...] = ()   # `podTemplates:` carriers, before the built-in ones
+
+    @property
+    def pod_carriers(self) -> PodCarriers:
+        """The carrier table: the config's `podTemplates` first (they replace a built-in entry
+        for the versions they name), then the built-in carriers."""
+        return BUILTIN_CARRIERS.with_first(self.pod_templates)
 
     def pools_naming(self, source: str | None) -> tuple[str, ...]:
         """The pools whose `kubeletConfigs` name this file (globs relative to the config file's
@@ -119,6 +127,11 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         first = errors[0]
         where = ".".join(map(str, first.absolute_path)) or "(top level)"
         raise ConfigError(f"{where}: {_message(first)}")
+    try:
+        pod_templates = tuple(carrier_from_config(entry, f"podTemplates.{i}")
+                              for i, entry in enumerate(data.get("podTemplates") or ()))
+    except TemplatePathError as err:
+        raise ConfigError(str(err)) from None
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
         scope_all=data.get("scope") == "all",
@@ -131,6 +144,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         base_dir=base_dir,
+        pod_templates=pod_templates,
     )
 
 
@@ -153,15 +167,17 @@ def _pools(data: dict) -> tuple[PoolSettings, ...]:
 
 def _message(error: Any) -> str:
     """jsonschema's message, with values in JSON words (null, false), not Python's (None), or
-    the schema's own `errorMessage` where it words a rule (anyOf, not, pattern) better than
-    jsonschema can."""
-    if error.validator in ("anyOf", "not", "pattern") and isinstance(error.schema, dict) \
+    the schema's own `errorMessage` where it words a rule (anyOf, not) better than jsonschema
+    can."""
+    if error.validator in ("anyOf", "not") and isinstance(error.schema, dict) \
             and "errorMessage" in error.schema:
         return error.schema["errorMessage"]
     if error.validator == "type":
         expected = error.validator_value
         expected = "an object" if expected == "object" else f"a {expected}"
         return f"{value_kind(error.instance)}, expected {expected}"
+    if error.validator == "pattern" and "description" in error.schema:
+        return f"{json.dumps(error.instance)} is not {error.schema['description']}"
     if error.validator in ("enum", "const"):
         allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
         return (f"{json.dumps(error.instance, default=str)} is not one of "

@@ -27,8 +27,10 @@ from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
@@ -92,6 +94,7 @@ class RunPart:
     findings: list[Finding]
     summary: Summary
     extracts: dict[str, list]
+    rendered: RenderedFindings = field(default_factory=RenderedFindings)
 
 
 class Linter:
@@ -135,8 +138,9 @@ class Linter:
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
         run = self._run
-        part = RunPart(run.findings, run.summary, run.extracts)
-        run.findings, run.summary, run.extracts = [], Summary(), {check.name: [] for check in run.run_checks}
+        part = RunPart(run.findings, run.summary, run.extracts, run.rendered)
+        run.findings, run.summary, run.rendered = [], Summary(), RenderedFindings()
+        run.extracts = {check.name: [] for check in run.run_checks}
         return part
 
     def absorb(self, part: RunPart) -> None:
@@ -146,11 +150,14 @@ class Linter:
         run.summary.add(part.summary)
         for name, extracts in part.extracts.items():
             run.extracts[name].extend(extracts)
+        run.rendered.merge(part.rendered)
 
     def finish(self) -> LintResult:
         """Judge the run checks and return every finding, sorted as the reports show them."""
         run = self._run
         run.judge_run()
+        for finding in run.rendered.release():      # a render's findings its profile lacks
+            run.record(finding)
         sort_findings(run.findings)
         return LintResult(run.findings, run.summary)
 
@@ -184,7 +191,9 @@ def skip_reason(data: Any) -> str | None:
     api_version = data.get("apiVersion")
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
-        return skips.NOT_KUBERNETES
+        # Talos' machine configuration and GKE's node system configuration carry kubelet
+        # settings without a kind (numaguard.lint.k8s.platform_registry)
+        return None if kindless_reader(data) is not None else skips.NOT_KUBERNETES
     return None
 
 
@@ -205,7 +214,8 @@ def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | 
                                                    name=getattr(node, "name", "node"))
         return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)]}
 
-    common = {"kubernetes_version": config.kubernetes_version, "scope_all": config.scope_all}
+    common = {"kubernetes_version": config.kubernetes_version, "scope_all": config.scope_all,
+              "carriers": config.pod_carriers}
     pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node)))
                   for pool in config.pools)
     return LintContext(**common, **parts(node), pools=pools)
@@ -236,6 +246,7 @@ class _Run:
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
+        self.rendered = RenderedFindings()
 
     # -- documents ---------------------------------------------------------------------
     def pools_naming(self, source: str | None) -> tuple[str, ...]:
@@ -312,7 +323,7 @@ class _Run:
         if reason is not None and not kept:
             self.summary.skip(reason)
             return
-        found = classify(data) if reason is None else None
+        found = classify(data, self.ctx.carriers) if reason is None else None
         if found is None or found.kind == "skip":
             if kept:
                 self.summary.objects += 1         # judged by a run check only
@@ -487,11 +498,23 @@ class _Run:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
 
-        def emit(rule, v: Violation, place) -> None:
-            self._emit_place(doc, prefix, companion, ref, rule, v, place, ignores, seen)
+        def emit(rule: Rule, v: Violation, place=None) -> None:
+            # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
+            # from. A rendered KubeletConfig's finding waits for its profile's (lint/rendered.py);
+            # a profile's finding is noted so that the render's same one is dropped.
+            kubelet_path = tuple(v.path)
+            adjusted = carrier.adjust(rule.id, v)
+            if adjusted is None:
+                return
+            place = carrier.place(tuple(adjusted.path)) if place is None else place.within(adjusted.path)
+            if carrier.renders_of:
+                self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
+            held = (carrier.rendered_from, kubelet_path) if carrier.rendered_from else None
+            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held)
 
         for rule_id, place, v in carrier.notices:
-            emit(self._rules_by_id.get(rule_id, INVALID_OBJECT), v, place)
+            self._emit_place(doc, prefix, companion, ref, self._rules_by_id.get(rule_id, INVALID_OBJECT),
+                             v, place, ignores, seen)
         flags = getattr(carrier.settings, "flags", None)
         if flags is not None and flags.value_refused:
             return                                # the kubelet exits on the command line
@@ -510,7 +533,7 @@ class _Run:
             data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data}
             decoded = decode_kubelet_config(data)
             for v in decoded.violations:
-                emit(INVALID_OBJECT, v, carrier.place(tuple(v.path)) if place is None else place.within(v.path))
+                emit(INVALID_OBJECT, v, place)
             if decoded.fatal:
                 return
             unknown += [v.path for v in decoded.violations
@@ -531,9 +554,7 @@ class _Run:
         in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
         rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
         for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
-            adjusted = carrier.adjust(rule.id, v)
-            if adjusted is not None:
-                emit(rule, adjusted, carrier.place(tuple(adjusted.path)))
+            emit(rule, v)
 
         def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
             place = carrier.place(tuple(path))
@@ -559,7 +580,8 @@ class _Run:
         return target, position or ((target.line, 1) if target.line else None)
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
-                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set) -> None:
+                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
+                    held: tuple | None = None) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
         an embedded text at the line the setting is on."""
         target, position = self._place_position(doc, prefix, companion, place)
@@ -572,20 +594,23 @@ class _Run:
             return
         bucket.add(key)
         self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
-                   path=base + tuple(place.dotted()))
+                   path=base + tuple(place.dotted()), held=held)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
                   v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None,
-                  cap: Severity | None = None) -> None:
+                  held: tuple | None = None, cap: Severity | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
-                   path=path, reason=reason, cap=cap)
+                   path=path, reason=reason, held=held, cap=cap)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
               ignores: frozenset[str], path: Path = (), reason: str | None = None,
-              cap: Severity | None = None) -> None:
+              held: tuple | None = None, cap: Severity | None = None) -> None:
+        """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
+        finding back until the run shows whether its profile has it too (`rendered`); `cap`
+        is the highest severity it may have (a pod only assumed to be managed: warning)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
@@ -596,13 +621,20 @@ class _Run:
             rule=rule.id, name=rule.name, severity=severity, message=v.message,
             remediation=v.remediation or rule.remediation, file=file,
             line=position[0] if position else None, column=position[1] if position else None,
-            object=ref, container=v.container, path=_dotted(path), suppressed=suppressed,
+            object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
             suppress_reason=reason if suppressed else None)
+        if held is not None:
+            self.rendered.hold(held[0], rule.id, held[1], finding)
+            return
+        self.record(finding)
+
+    def record(self, finding: Finding) -> None:
+        """Keep a finding and count it."""
         self.findings.append(finding)
-        if suppressed:
+        if finding.suppressed:
             self.summary.suppressed += 1
         else:
-            self.summary.counts[severity.value] += 1
+            self.summary.counts[finding.severity.value] += 1
 
 
 def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):
@@ -680,11 +712,4 @@ def _at(data: Any, path: Path) -> Any:
     for key in path:
         data = data[key]
     return data
-
-
-def _dotted(path: Path) -> str:
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
-    return out
 

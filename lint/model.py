@@ -47,6 +47,14 @@ class Severity(str, Enum):
 Path = tuple[str | int, ...]
 
 
+def dotted_path(path: Path) -> str:
+    """A path as findings show it: `spec.replicatedJobs[1].template` (list indexes in brackets)."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+
+
 def existing_prefix(data: Any, path: Path) -> Path:
     """The longest prefix of `path` that exists in `data` (mapping keys, list indexes in range),
     so that a finding about a missing field can point at the nearest line that is there."""

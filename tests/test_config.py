@@ -70,8 +70,8 @@ def test_scope_fail_on_and_quoted_off():
     ({"pools": [{"taint": {"key": "t"}}]}, "pools.0: 'name' is a required property"),
     ({"pools": []}, "pools: [] should be non-empty"),
     ({"pools": [{"name": "GPU pool", "taint": {"key": "t"}}]},
-     "pools.0.name: a pool name is 1 to 63 letters, digits, '-', '_' or '.', beginning and ending with a "
-     "letter or digit"),
+     "pools.0.name: \"GPU pool\" is not a pool name (1 to 63 letters, digits, '-', '_' or '.', beginning "
+     "and ending with a letter or digit)"),
     ({"pools": [{"name": "cpu", "taint": {"key": "a"}}, {"name": "gpu", "taint": {"key": "b"}},
                 {"name": "cpu", "nodeLabels": {"x": "y"}}]},
      'pools.2.name: "cpu" is already the name of pools.0; pool names are unique'),

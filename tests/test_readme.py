@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from numaguard.lint.rules.docs import render_rules
+from numaguard.lint.rules.docs import render_carriers, render_rules
 
 from conftest import REPO
 
@@ -18,6 +18,27 @@ def test_rule_reference_is_generated_from_the_rules():
     expected = render_rules("markdown").strip()
     assert current == expected, ("README's rule reference is stale: run "
                                  "`python -m numaguard.lint.rules.docs --update-readme`")
+
+
+def test_carrier_table_is_generated_from_the_carrier_table():
+    start, end = "<!-- carriers:start -->", "<!-- carriers:end -->"
+    assert README.count(start) == README.count(end) == 1
+    current = README.split(start, 1)[1].split(end, 1)[0].strip()
+    assert current == render_carriers().strip(), ("README's carrier table is stale: run "
+                                                  "`python -m numaguard.lint.rules.docs --update-readme`")
+
+
+def test_readme_config_example_reads_with_its_pod_templates():
+    import yaml
+
+    from numaguard.lint.config import config_from_dict
+
+    section = README.split("### Configuration file", 1)[1].split("\n### ", 1)[0]
+    example = re.search(r"```yaml\n(.+?)\n```", section, re.S).group(1)
+    trainer, = config_from_dict(yaml.safe_load(example)).pod_templates
+    assert (trainer.group, trainer.kind, trainer.versions, [p.text for p in trainer.paths]) == (
+        "ml.example.com", "TrainingJob", ("v1",),
+        ["spec.workers[*].template", "spec.roles?.*.template", "spec.launcher.template"])
 
 
 def _setup_commands() -> list[str]:

@@ -25,25 +25,29 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
 from numaguard.lint.config import Config
 from numaguard.lint.engine import lint_documents, rule_context
 from numaguard.lint.rules.base import LintContext
 from numaguard.lint.model import Finding, Severity
+from numaguard.lint.objects import api_group
 from numaguard.webhook.review import AdmissionRequest
 
-# (group, kind) -> operations judged. The workload kinds whose pod template numaguard lints.
-JUDGED: dict[tuple[str, str], frozenset[str]] = {
-    ("", "Pod"): frozenset({"CREATE"}),
-    ("", "ReplicationController"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "Deployment"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "StatefulSet"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "DaemonSet"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "ReplicaSet"): frozenset({"CREATE", "UPDATE"}),
-    ("batch", "Job"): frozenset({"CREATE", "UPDATE"}),
-    ("batch", "CronJob"): frozenset({"CREATE", "UPDATE"}),
-}
-# Controllers whose template the webhook judged before they created the object.
-JUDGED_OWNER_KINDS = frozenset(kind for _group, kind in JUDGED if kind != "Pod")
+# (group, kind) -> (operations judged, API versions judged; () for every version). Derived
+# from the carrier table (numaguard.lint.carriers: the built-in kinds, the workload CRDs and the
+# config's `podTemplates`), never listed twice: a Pod is judged when it is created, a workload
+# whenever its templates may change (CREATE and UPDATE), as a Deployment is.
+JudgedKinds = dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]]
+POD_OPERATIONS = frozenset({"CREATE"})
+WORKLOAD_OPERATIONS = frozenset({"CREATE", "UPDATE"})
+
+
+def judged_kinds(carriers: PodCarriers) -> JudgedKinds:
+    return {key: (POD_OPERATIONS if key == ("", "Pod") else WORKLOAD_OPERATIONS, versions)
+            for key, versions in carriers.kinds().items()}
+
+
+JUDGED = judged_kinds(BUILTIN_CARRIERS)
 # Infos that only explain (how the pod budget is split); they are never warnings.
 EXPLAINING_RULES = frozenset({"NG110"})
 # Findings about the object's shape, which `audit` still reports as warnings.
@@ -123,9 +127,12 @@ class Policy:
     # The rules' context (with each node's empty NodeState the NUMA rules copy), built once
     # rather than for every object judged.
     context: LintContext = field(init=False, compare=False, repr=False)
+    # The kinds judged: the built-in carriers and the config's podTemplates.
+    judged: JudgedKinds = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "context", rule_context(self.config, self.node, self.pool_nodes))
+        object.__setattr__(self, "judged", judged_kinds(self.context.carriers))
 
     def mode_for(self, namespace: str) -> str:
         return self.config.webhook_namespace_modes.get(namespace, self.config.webhook_mode)
@@ -149,8 +156,8 @@ class Decision:
 
 
 def decide(request: AdmissionRequest, policy: Policy) -> Decision:
-    ops = JUDGED.get((request.group, request.kind))
-    if ops is None or request.version != "v1":
+    ops, versions = policy.judged.get((request.group, request.kind), (None, ()))
+    if ops is None or versions and request.version not in versions:
         return Decision(True, "allow", note="kind not judged")
     if request.operation not in ops or request.sub_resource:
         return Decision(True, "allow", note="operation not judged")
@@ -167,7 +174,7 @@ def decide(request: AdmissionRequest, policy: Policy) -> Decision:
         old_keys = {_key(f) for f in _active(_as_kind(request.old_object, request), policy)}
     new = [f for f in findings if _key(f) not in old_keys]
     kept = [f for f in findings if _key(f) in old_keys and f.severity is Severity.ERROR]
-    quiet = _created_by_judged_controller(obj)
+    quiet = _created_by_judged_controller(obj, policy.judged)
     return _apply_mode(mode, request, findings, new, kept, quiet)
 
 
@@ -218,13 +225,15 @@ def _key(f: Finding) -> tuple:
     return (f.rule, f.path, f.container)
 
 
-def _created_by_judged_controller(obj: dict) -> bool:
+def _created_by_judged_controller(obj: dict, judged: JudgedKinds) -> bool:
+    """Made by a controller whose template the webhook judged (a pod of a ReplicaSet, a Job of
+    a JobSet, a pod of a PyTorchJob): the owner reference names the controller's group."""
     meta = obj.get("metadata")
     owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if not isinstance(owners, list):
         return False
-    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") in JUDGED_OWNER_KINDS
-               for o in owners)
+    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") != "Pod"
+               and (api_group(str(o.get("apiVersion") or "")), o.get("kind")) in judged for o in owners)
 
 
 # -- text --------------------------------------------------------------------------------------

@@ -20,8 +20,10 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
-def _load_pods(paths: tuple[str, ...]) -> list:
-    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict).
+def _load_pods(paths: tuple[str, ...], carriers) -> list:
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
+    templates of an object that holds several are told apart by their path (a mapping ref
+    with "template": `spec.replicatedJobs[1].template.spec.template`).
 
     A broken file or document is reported on stderr and skipped; the other pods still play
     out (the order of the rest is kept)."""
@@ -46,12 +48,16 @@ def _load_pods(paths: tuple[str, ...]) -> list:
                     data = data[key]
                 if not isinstance(data, dict):
                     continue
-                found = classify(data)
-                pods.extend((found.ref, {"spec": pod.spec}) for pod in found.pods)
+                found = classify(data, carriers)
+                for pod in found.pods:
+                    ref = found.ref if len(found.pods) == 1 else {
+                        "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
+                        "template": pod.template_path}
+                    pods.append((ref, {"spec": pod.spec}))
     return pods
 
 
-def _load_kubelet_config(path: str | None) -> dict | None:
+def _load_kubelet_config(path: str | None, carriers) -> dict | None:
     if path is None:
         return None
     from numaguard.lint.load.documents import load_paths
@@ -65,7 +71,7 @@ def _load_kubelet_config(path: str | None) -> dict | None:
         if errors:
             raise UsageProblem(f"{path}: {errors[0].message}")
         for doc in documents:
-            if isinstance(doc.data, dict) and classify(doc.data).kind == "kubelet":
+            if isinstance(doc.data, dict) and classify(doc.data, carriers).kind == "kubelet":
                 return doc.data
     raise UsageProblem(f"{path}: no KubeletConfiguration (kubelet.config.k8s.io) document found")
 
@@ -79,9 +85,13 @@ def _load_kubelet_config(path: str | None) -> dict | None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "html"]), default="text",
               show_default=True, help="html: one self-contained page with the node's NUMA map after "
                                       "every pod (the same drawing as `audit --format html`).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file (default: .numaguard.yaml here or above); its podTemplates name "
+                   "more kinds that carry pod templates.")
 @click.argument("pod_files", nargs=-1, required=True)
-def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
+def simulate(node_path, kubelet_config_path, output_format, config_path, pod_files) -> None:
     """Admit the pods in POD_FILE... one after another on one node, as its kubelet would."""
+    from numaguard.lint.cli.common import load_config
     from numaguard.lint.numa.admission import KubeletStartupError
     from numaguard.lint.numa.node import NodeError, load_node_file
     from numaguard.lint.numa.simulate import render_text, simulate as run
@@ -90,8 +100,9 @@ def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
         node = load_node_file(node_path)
     except NodeError as exc:
         raise UsageProblem(str(exc)) from None
-    kubelet_config = _load_kubelet_config(kubelet_config_path)
-    pods = _load_pods(pod_files)
+    carriers = load_config(config_path).pod_carriers
+    kubelet_config = _load_kubelet_config(kubelet_config_path, carriers)
+    pods = _load_pods(pod_files, carriers)
     if not pods:
         raise UsageProblem("no Pod or pod template found in " + ", ".join(pod_files))
     try:
@@ -122,7 +133,9 @@ def _html_page(node, pods, kubelet_config) -> str:
 
 
 def _label(ref) -> str:
-    return f"{ref.namespace}/{ref.name}" if ref.namespace else str(ref.name or ref.kind)
+    from numaguard.lint.numa.simulate import object_fields, object_label
+
+    return object_label(object_fields(ref))
 
 
 @click.group()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
 from numaguard.lint.model import ObjectRef, Path, PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
@@ -69,6 +70,9 @@ class LintContext:
     # The node's empty NodeState (numaguard.lint.numa.admission), built once per run by
     # `rule_context`; the NUMA rules admit pods on copies of it. None: build one when needed.
     empty_node_state: Any = field(default=None, compare=False, repr=False)
+    # Which kinds carry pod templates, and where (the built-in carriers and the config's
+    # `podTemplates`): `numaguard.lint.objects.classify` reads the documents with it.
+    carriers: PodCarriers = field(default=BUILTIN_CARRIERS, compare=False, repr=False)
     pools: tuple["LintContext", ...] = ()     # the declared pools' contexts, in the config's order
 
     def pool_context(self, name: str) -> "LintContext | None":

@@ -14,6 +14,7 @@ import yaml
 
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
+from numaguard.webhook.decide import JUDGED
 from .conftest import make_certs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,13 +117,28 @@ def test_the_webhook_configuration_says_what_the_issue_asks(built):
                                                "path": "/validate", "port": 443}
     assert hook["namespaceSelector"]["matchExpressions"] == [
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "numaguard"]}]
-    assert [(r["apiGroups"], r["operations"], r["resources"]) for r in hook["rules"]] == [
+    assert [(r["apiGroups"], r["operations"], r["resources"]) for r in hook["rules"][:4]] == [
         ([""], ["CREATE"], ["pods"]),
-        ([""], ["CREATE", "UPDATE"], ["replicationcontrollers"]),
+        ([""], ["CREATE", "UPDATE"], ["replicationcontrollers", "podtemplates"]),
         (["apps"], ["CREATE", "UPDATE"], ["deployments", "statefulsets", "daemonsets", "replicasets"]),
         (["batch"], ["CREATE", "UPDATE"], ["jobs", "cronjobs"])]
     service = _one(built["default"], "Service")
     assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}]
+
+
+def test_the_webhook_configuration_sends_exactly_the_kinds_the_webhook_judges(built):
+    """Every carrier of the built-in table (numaguard.lint.carriers), with the versions and
+    operations `decide` judges, and nothing else. The resource is the kind's plural as its CRD
+    names it (all of them: lower-cased kind + "s"); ClusterTrainingRuntime is cluster-scoped."""
+    hook = _one(built["default"], "ValidatingWebhookConfiguration")["webhooks"][0]
+    sent = {(group, version, resource, rule["scope"], tuple(rule["operations"]))
+            for rule in hook["rules"] for group in rule["apiGroups"] for version in rule["apiVersions"]
+            for resource in rule["resources"]}
+    judged = {(group, version, kind.lower() + "s", "Cluster" if kind == "ClusterTrainingRuntime" else "Namespaced",
+               tuple(sorted(operations)))
+              for (group, kind), (operations, versions) in JUDGED.items() for version in versions}
+    assert sent == judged
+    assert len(judged) == 45
 
 
 def test_the_deployment_is_hardened_and_highly_available(built):
