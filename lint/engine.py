@@ -369,7 +369,9 @@ class _Run:
             return
         self.summary.assumed_managed += scope == "assumed"
         prefix = prefix + pod.spec_path
-        problems = pod_schema_violations(pod.spec)
+        problems = pod_schema_violations(pod.spec) + [
+            Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
+            for name, why in pod.refused_fields if pod.spec.get(name) is not None]
         ignores = doc.ignores | _annotation_ignores(pod.annotations)
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:

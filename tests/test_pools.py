@@ -239,8 +239,8 @@ def test_a_pod_targeting_two_pools_is_judged_against_both(tmp_path):
     # 30 CPUs do not fit a gpu node (at requests.cpu), 100Gi not a cpu node (at requests.memory)
     assert got == [("./apps/either.yaml", "NG301", "on an empty node gpu-node"),
                    ("./apps/either.yaml", "NG301", "on an empty node cpu-node"),
-                   ("./apps/either.yaml", "NG111", "the pod selects the managed pool"),
-                   ("./apps/either.yaml", "NG111", "the pod selects the managed pool")]
+                   ("./apps/either.yaml", "NG111", "the pod selects pool cpu"),
+                   ("./apps/either.yaml", "NG111", "the pod selects pool gpu")]
     # the most specific pool wins: `{pool: gpu, worker}` selects two gpu labels, one cpu label
     ctx = rule_context(config_from_dict(yaml.safe_load(config)))
     assert [c.pool.name for c in targeted_pools(classify(gpu_only).pods[0], ctx)] == ["gpu"]

@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 from typing import Any, Iterable, Literal
 
-from numaguard.lint.model import Path, Violation, existing_prefix
+from numaguard.lint.model import DEFAULT_POOL_NAME, Path, Violation, existing_prefix
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.k8s.pod_budget import (
     EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
@@ -750,16 +750,18 @@ def pool_targeting(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     labels, taint = ctx.pool.node_labels, ctx.pool.taint
     selects = _selects_pool(spec, labels)
     tolerates = _tolerates_pool(spec, taint)
+    # one pool (the `pool:` shorthand): "the managed pool"; named pools: "pool gpu"
+    pool = "the managed pool" if ctx.pool.name == DEFAULT_POOL_NAME else f"pool {ctx.pool.name}"
     if selects and taint and not tolerates:
-        yield Violation(selects, f"the pod selects the managed pool ({_dotted(selects)}) but does "
+        yield Violation(selects, f"the pod selects {pool} ({_dotted(selects)}) but does "
                         f"not tolerate its taint {taint.get('key')}={taint.get('value', '')}:"
                         f"{taint.get('effect', '')}: it will stay Pending; add a toleration "
                         f"{{key: {taint.get('key')}, operator: Equal, value: "
                         f"{taint.get('value', '')}, effect: {taint.get('effect', '')}}}")
     if tolerates and labels and not selects:
         wanted = ", ".join(f"{k}: {v}" for k, v in labels.items())
-        yield Violation(tolerates, f"the pod tolerates the pool's taint but does not select the "
-                        f"pool's nodes: it may be scheduled on a node without the pod-level "
+        yield Violation(tolerates, f"the pod tolerates the taint of {pool} but does not select "
+                        f"its nodes: it may be scheduled on a node without the pod-level "
                         f"resource managers; add nodeSelector {{{wanted}}}")
 
 
