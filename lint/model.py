@@ -216,6 +216,7 @@ class NodeSelection:
     labels: dict[str, str]
     path: Path = ()
     kind: str = "selector"          # "selector" or "labels"
+    taints: tuple[dict[str, str], ...] = ()     # kind "labels": the taints it gives its nodes
 
 
 @dataclass(frozen=True)
@@ -249,10 +250,15 @@ class PoolSettings:
 
     def selected_by(self, selection: NodeSelection | None) -> bool:
         """Whether an object whose nodes are `selection` configures this pool's nodes: a node
-        group whose labels include every pool label, or a node selector that every pool node
-        satisfies (its labels are among the pool's) or that only pool nodes satisfy (it
-        requires every pool label)."""
-        if selection is None or not self.node_labels or not selection.labels:
+        group whose labels include every pool label (for a pool known by its taint alone: that
+        gives its nodes the taint), or a node selector that every pool node satisfies (its
+        labels are among the pool's) or that only pool nodes satisfy (it requires every pool
+        label)."""
+        if selection is None:
+            return False
+        if not self.node_labels:        # a pool known by its taint: node groups that give it
+            return selection.kind == "labels" and self.has_node({}, selection.taints)
+        if not selection.labels:
             return False
         wanted, given = self.node_labels.items(), selection.labels.items()
         if wanted <= given:

@@ -418,3 +418,65 @@ def test_checkpoints_are_judged_against_their_pools_configuration(tmp_path):
         ("./cpu/cpu_manager_state", "NG402", 'configured policy "static" differs from state checkpoint policy "none"'),
         ("./gpu/cpu_manager_state", "NG403", "container app of pod uid-a holds reserved CPUs 8 (reservedSystemCPUs 0,8) as "
                                              "exclusive CPUs")]
+
+
+EKSCTL = """\
+apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: numa, region: eu-north-1}
+nodeGroups:
+  - name: cpu-a
+    labels: {node.example.com/pool: cpu}
+    kubeletExtraConfig:
+      cpuManagerPolicy: static
+      topologyManagerPolicy: single-numa-node
+      topologyManagerScope: pod
+      featureGates: {PodLevelResourceManagers: true}
+  - name: cpu-b
+    labels: {node.example.com/pool: cpu, team: search}
+    kubeletExtraConfig:
+      cpuManagerPolicy: static
+      topologyManagerPolicy: POLICY
+      topologyManagerScope: pod
+      featureGates: {PodLevelResourceManagers: true}
+  - name: gpu
+    labels: {node.example.com/pool: gpu}
+    taints: [{key: node.example.com/pool, value: gpu, effect: NoSchedule}]
+    kubeletExtraConfig:
+      cpuManagerPolicy: static
+      topologyManagerPolicy: best-effort
+      topologyManagerScope: pod
+      featureGates: {PodLevelResourceManagers: true}
+"""
+
+
+def test_eksctl_node_groups_join_the_pools_their_labels_name():
+    """An eksctl node group gives its nodes `labels` (and `taints`): it is a configuration of the
+    pools whose labels it includes; groups of one pool are compared, of two pools not."""
+    pools = {"pools": [{"name": "cpu", "nodeLabels": {"node.example.com/pool": "cpu"}},
+                       {"name": "gpu", "taint": {"key": "node.example.com/pool", "value": "gpu"}}]}
+    same = EKSCTL.replace("POLICY", "single-numa-node")
+    assert [f for f, _ in _platform_findings(same, pools) if f == "NG401"] == []
+    odd = EKSCTL.replace("POLICY", "restricted")
+    ng401 = [(f.path, f.message) for f in lint_documents(load_text(odd, "eksctl.yaml")[0],
+                                                        config=config_from_dict(pools)).active if f.rule == "NG401"]
+    assert ng401 == [
+        ("nodeGroups[0].kubeletExtraConfig.topologyManagerPolicy",
+         "topologyManagerPolicy differs across pool cpu with no majority: single-numa-node in eksctl.yaml:8; "
+         "restricted in eksctl.yaml:15. This one has single-numa-node"),
+        ("nodeGroups[1].kubeletExtraConfig.topologyManagerPolicy",
+         "topologyManagerPolicy differs across pool cpu with no majority: single-numa-node in eksctl.yaml:8; "
+         "restricted in eksctl.yaml:15. This one has restricted")]
+    # the gpu group is in pool gpu by the taint it gives its nodes: a second one is compared with it
+    second = same + """\
+  - name: gpu-b
+    taints: [{key: node.example.com/pool, value: gpu, effect: NoSchedule}]
+    kubeletExtraConfig:
+      cpuManagerPolicy: static
+      topologyManagerPolicy: single-numa-node
+      topologyManagerScope: pod
+      featureGates: {PodLevelResourceManagers: true}
+"""
+    assert [m.split(" with ")[0] for f, m in [(f.rule, f.message) for f in lint_documents(
+        load_text(second, "eksctl.yaml")[0], config=config_from_dict(pools)).active] if f == "NG401"] == [
+        "topologyManagerPolicy differs across pool gpu"] * 2

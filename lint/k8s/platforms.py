@@ -51,9 +51,15 @@ compared with the pool's other configurations (NG401). Two kinds:
   least these labels gets the configuration. It belongs to a pool when every pool node
   satisfies it (its labels are among the pool's `nodeLabels`) or when only pool nodes do (it
   requires every pool label). A PerformanceProfile's `spec.nodeSelector` is one.
-* `NodeSelection(labels, path, kind="labels")`: the labels a node group gives its nodes (an
-  eksctl node group's `labels`, a Karpenter NodePool's `spec.template.metadata.labels`). It
-  belongs to a pool when those labels include every pool label.
+* `NodeSelection(labels, path, kind="labels", taints=...)`: the labels (and taints) a node
+  group gives its nodes: an eksctl node group's `labels`/`taints`, Talos'
+  `machine.nodeLabels`/`nodeTaints` (`carrier_support.FlaggedKubelet` builds it from its
+  `node_labels`/`node_taints`). It belongs to a pool when those labels include every pool
+  label, or, for a pool known by its taint alone, when it gives its nodes that taint.
+
+An OpenShift MachineConfig reaches the nodes of the MachineConfigPool of its role label
+(`machineconfiguration.openshift.io/role: <role>`), `node-role.kubernetes.io/<role>: ""`: a
+selector.
 
 A carrier whose base is not known (`base_known=False`: it only overrides a configuration
 numaguard does not see) joins its pools for the node description it is judged against, but is
