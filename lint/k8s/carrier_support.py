@@ -54,6 +54,8 @@ class FlaggedKubelet(PlatformKubelet):
     overridden: frozenset[str] = frozenset()    # fields of `written` a later layer overrides
 
     def __post_init__(self) -> None:
+        if self.shown is not None:
+            self.base_known = False     # it only overrides a base numaguard cannot know
         # the labels and taints it gives its nodes decide its pool (`PlatformKubelet.nodes`)
         if self.nodes is None and (self.node_labels or self.node_taints):
             self.nodes = NodeSelection(dict(self.node_labels), self.node_labels_path, kind="labels",
