@@ -12,7 +12,8 @@ state, built once by `rule_context`); a pod is judged with the context of the po
 by a pool's `kubeletConfigs`, or its platform object selecting the pool's nodes), anything
 else with the run's default context.
 
-Rules with target "run" (the pools' NG4xx, the checkpoints) judge the run as a whole: every
+Rules with a `RunCheck` (the pools' NG4xx, the checkpoints, NG409 on a saved PodResources
+answer) judge the run as a whole: every
 document, judged kubelet configuration and unreadable file is offered to their `RunCheck`s,
 which keep a small extract of what they need; after the last document each check judges its
 extracts once. Workers hand back extracts, never documents (`RunPart`), so memory stays flat
@@ -66,6 +67,8 @@ class LintResult:
     # (`pod/ns/name`), the workload that owns the pod.
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
+    # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
+    unread: list[str] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:
@@ -125,6 +128,8 @@ class Linter:
             if reason is not None:
                 run.summary.skip(reason)
                 run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+                if reason == skips.DANGLING_SYMLINK:
+                    run.summary.dangling_symlinks.append(f"{doc.source} -> {doc.skip_detail}")
                 continue
             for item, prefix in expand_lists(doc):
                 run.lint_one(item, prefix)
@@ -240,8 +245,7 @@ class _Run:
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
         self.status_rules = [r for r in rules if r.target == "status"]
         # One entry per distinct check: rules of one family share their collection and judgement.
-        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in rules
-                                                if r.target == "run" and r.run is not None}.values())
+        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in rules if r.run is not None}.values())
         self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
@@ -258,10 +262,10 @@ class _Run:
     def collect_dropins(self, docs: list[Document]) -> None:
         """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
         in this run; the drop-ins are then linted as part of the merged configuration."""
-        from numaguard.lint.k8s.kubelet_dropin import dropin_owner
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner, walk_order
 
         mains = {d.source for d in docs if d.source and _is_kubelet_config(d.data)}
-        for d in sorted(docs, key=lambda d: (d.source or "", d.index)):
+        for d in sorted(docs, key=lambda d: (walk_order(d.source), d.index)):    # merge order
             owner = dropin_owner(d.source)
             if owner in mains and _is_kubelet_config(d.data):
                 self.dropins.setdefault(owner, []).append(d)
@@ -318,7 +322,8 @@ class _Run:
         # The run checks see every document first (a checkpoint file, a Node, a Pod's uid).
         kept = self._offer(Subject("document", data, label=_label(doc, prefix), file=doc.source,
                                    line=doc.line, prefix=prefix, pools=self.pools_naming(doc.source),
-                                   ignores=doc.ignores, locate=lambda: _positions(data)))
+                                   ignores=doc.ignores, locate=lambda: _positions(data),
+                                   position_of=lambda path: position_of(data, tuple(path))))
         reason = skip_reason(data)
         if reason is not None and not kept:
             self.summary.skip(reason)

@@ -131,7 +131,8 @@ class Finding:
         }
 
 
-SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind")   # numaguard.lint.load.skips
+SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind",
+                "dangling-symlink")   # numaguard.lint.load.skips
 
 RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
                "`kustomize build DIR | numaguard lint -`")
@@ -148,6 +149,7 @@ class Summary:
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
+    dangling_symlinks: list[str] = field(default_factory=list)   # "link -> target", for the note
     baseline_unchanged: int | None = None     # with a baseline: findings it already records
     baseline_fixed: int | None = None         # with a baseline: its entries no longer found
 
@@ -164,6 +166,7 @@ class Summary:
         for reason, count in other.skipped_by_reason.items():
             self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + count
         self.helm_charts += other.helm_charts
+        self.dangling_symlinks += other.dangling_symlinks
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -190,6 +193,13 @@ class Summary:
                 f"for a managed pool because no pool is configured, so their policy findings are "
                 f"warnings, not errors; to enforce the policy, declare the pools in .numaguard.yaml "
                 f"(pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: managed")
+
+    def dangling_note(self) -> str | None:
+        """One line naming the symlinks that point at nothing (skipped, counted)."""
+        if not self.dangling_symlinks:
+            return None
+        return (f"{len(self.dangling_symlinks)} dangling symlink(s) skipped, nothing to read: "
+                f"{', '.join(self.dangling_symlinks)}")
 
     def as_dict(self) -> dict[str, Any]:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,

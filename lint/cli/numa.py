@@ -3,7 +3,7 @@
     numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
     numaguard node capture [--sysfs ROOT]
     numaguard node inspect [--root /] [--state-dir DIR] [--socket PATH] [--kubelet-config FILE]
-                           [--pods FILE] [--format text|json]
+                           [--pods FILE] [--timeout 10] [--kubernetes-version 1.37] [--format text|json]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -172,16 +172,29 @@ def capture(sysfs_root) -> None:
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for the PodResources API (both calls together).")
+@click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,
+              help="The kubelet's minor version: how it reads its checkpoints (1.36 and earlier still "
+                   "migrate V1 CPU checkpoints).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, fmt) -> None:
-    """Compare what each container got (PodResources API) with the checkpoint and the simulator.
+def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
+                    fmt) -> None:
+    """Compare what each container got (PodResources API) with the checkpoints and the simulator.
 
-    Exit codes: 0 everything agrees; 1 a container differs or a checkpoint has an error
-    finding; 2 nothing could be read. Each source that cannot be read is one line."""
+    Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
+    error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a
+    container could not be matched to its checkpoint entries. Each source that cannot be
+    read is one line; the last line says what was checked."""
+    from numaguard.lint.config import ConfigError, parse_version
     from numaguard.lint.node.inspect import inspect_node, render_text
 
+    try:
+        version = parse_version(kubernetes_version)
+    except ConfigError:
+        raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path)
+                          pods=pods_path, timeout=timeout, version=version)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))
         for source in report.sources:       # the text report shows these lines itself

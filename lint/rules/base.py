@@ -17,8 +17,9 @@ from numaguard.lint.model import ObjectRef, Path, PoolSettings, Severity, Violat
 # document; "status": a whole Pod object with its status (what the kubelet did with it, for
 # `numaguard audit`), managed or not; "input": emitted by the loader and schema checks, not by
 # a check function; "run": everything one run read, judged once at the end from small
-# per-input extracts (the rule's `RunCheck`: NG4xx, the pool and the kubelet's checkpoints).
-Target = Literal["pod", "kubelet", "status", "input", "run"]
+# per-input extracts (the rule's `RunCheck`: NG4xx, the pool and the kubelet's checkpoints);
+# "node": emitted by `numaguard node inspect` from what a kubelet reports.
+Target = Literal["pod", "kubelet", "status", "input", "run", "node"]
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,8 @@ class Subject:
     # configuration) sits in the object, as the path a finding shows and its (line, column)
     locate_setting: Callable[[Path], tuple[Path, tuple[int, int] | None]] | None = None
     locate: Callable[[], dict] | None = field(default=None, repr=False)   # field positions, lazily
+    # "document": the (line, column) of any path in it (list items included)
+    position_of: Callable[[Path], tuple[int, int] | None] | None = field(default=None, repr=False)
     _place: Place | None = field(default=None, init=False, repr=False)
 
     def place(self) -> Place:

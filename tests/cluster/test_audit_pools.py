@@ -82,7 +82,7 @@ def test_two_pools_are_listed_by_their_labels_and_compared_apart(tmp_path):
         (server.folder / ".numaguard.yaml").write_text(TWO_POOLS)
         run = _audit(server)
         node_lists = [r for r in server.scenario.requests if r.startswith("/api/v1/nodes?")]
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 3, run.stderr        # incomplete: numa-node-3's kubelet does not answer
     # one list per pool, by its labels; general-1 (in no pool) is never read
     assert [("numa" in r, "gpu" in r) for r in node_lists] == [(True, False), (False, True)]
     report = json.loads(run.stdout)

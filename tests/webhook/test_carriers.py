@@ -56,7 +56,8 @@ def test_a_jobset_with_a_flawed_second_replicated_job_is_denied_at_that_path(ser
                         "pods their NUMA placement):")
     assert lines[1].startswith(
         "NG002 spec.replicatedJobs[1].template.spec.template.spec.resources.limits.cpu: resources.limits.cpu: "
-        "'2 cores' is not a Kubernetes quantity (e.g. \"2\", \"500m\", \"4Gi\") " + FIX_NG002)
+        "'2 cores' is not a Kubernetes quantity (e.g. \"2\", \"500m\", \"4Gi\"): quantities must match the "
+        "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' " + FIX_NG002)
     assert len(lines) == 2
     entry = server.access_log()[-1]
     assert (entry["kind"], entry["operation"], entry["decision"], entry["rules"]) == \
@@ -71,7 +72,7 @@ def test_an_update_that_keeps_the_flaw_is_allowed_and_repeats_it_as_a_warning(se
     assert resp["allowed"] is True
     assert resp["warnings"] == [
         "NG002 spec.replicatedJobs[1].template.spec.template.spec.resources.limits.cpu: resources.limits.cpu: "
-        "'2 cores' is not a Kubernetes quantity (e.g. \"2\", \"500m\", \"4Gi\")"]
+        "'2 cores' is not a Kubernetes quantity (e.g. \"2\", \"500m\", \"4Gi\"): quantities must match the regu..."]
 
 
 @pytest.mark.parametrize("name,plural,allowed,first", [

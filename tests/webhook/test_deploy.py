@@ -15,13 +15,14 @@ import yaml
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
 from numaguard.webhook.decide import JUDGED
-from .conftest import make_certs
+from conftest import tool
+
+from .conftest import NUMAGUARD, make_certs
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy" / "webhook"
 K8S_VERSION = "1.37.0"
 CERT_MANAGER = "cert-manager.io/v1"
-KUBECTL = shutil.which("kubectl")
 
 
 def _docs(path: Path) -> list[dict]:
@@ -60,14 +61,14 @@ def test_every_manifest_is_valid_kubernetes_1_37(path):
 def built(tmp_path_factory) -> dict[str, list[dict]]:
     """`kubectl kustomize` of the default entry point (certificates from `numaguard webhook
     certs --patch`), the cert-manager overlay and the fail-closed overlay."""
-    assert KUBECTL, "kubectl (with its built-in kustomize) is required: .ci/run installs it"
+    kubectl = tool("kubectl")          # its built-in kustomize
     tree = tmp_path_factory.mktemp("deploy") / "webhook"
     shutil.copytree(DEPLOY, tree, ignore=shutil.ignore_patterns("certs"))
     make_certs(tree / "certs", "--patch", str(tree / "base" / "validatingwebhookconfiguration.yaml"))
     out = {}
     for name, where in (("default", tree), ("cert-manager", tree / "overlays" / "cert-manager"),
                         ("fail-closed", tree / "overlays" / "fail-closed")):
-        run = subprocess.run([KUBECTL, "kustomize", str(where)], capture_output=True, text=True, timeout=120)
+        run = subprocess.run([kubectl, "kustomize", str(where)], capture_output=True, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         out[name] = [d for d in yaml.safe_load_all(run.stdout) if d]
     out["ca"] = [(tree / "certs" / "ca.crt").read_bytes()]
@@ -172,7 +173,8 @@ def test_numaguard_lints_its_own_pod_template_clean():
         result = lint_documents(docs, config=config_from_dict({"scope": scope}))
         assert result.active == []
         assert (result.summary.objects, result.summary.unmanaged) == (1, 1)   # the Deployment, opted out
-    run = subprocess.run(["numaguard", "lint", str(DEPLOY)], capture_output=True, text=True, cwd=DEPLOY)
+    # the numaguard of this interpreter's environment, whatever PATH holds
+    run = subprocess.run([*NUMAGUARD, "lint", str(DEPLOY)], capture_output=True, text=True, cwd=DEPLOY)
     assert run.returncode == 0, run.stdout
 
 
