@@ -164,7 +164,7 @@ def test_several_reports_in_one_run(tmp_path):
 
 
 def test_output_without_format_takes_the_format_from_the_extension(tmp_path):
-    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     proc = run_cli("lint", "--output", "r.json", "--output", "r.sarif", "--output", "r.xml", "--output", "r.html",
                    "--output", "r.txt", "trap.yaml", cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")

@@ -421,8 +421,8 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
 
 def _result(judge: PodJudge, node_judge: _NodeJudge, nodes: list[dict], topologies: dict[str, dict], *,
             pods_note: str | None = None):
-    """The pods' findings merged into the nodes' engine run (its pool pass judges the pool as
-    one), with each node's occupancy for the reports."""
+    """The pods' findings merged into the nodes' engine run (its pool rules compare each pool's
+    members), with each node's occupancy for the reports."""
     linter = node_judge.linter
     parts = judge.parts()
     for part in parts:
