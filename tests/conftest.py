@@ -26,6 +26,10 @@ spec:
       resources:
         requests: {cpu: "1"}
 """
+# The same pod opted in to the policy: with no pool configured its findings are errors, not the
+# warnings of a pod only assumed to be managed (same lines, so the same positions).
+MANAGED_BURSTABLE_POD = BURSTABLE_POD.replace(
+    "metadata: {name: trap}", "metadata: {name: trap, annotations: {numaguard.io/scope: managed}}")
 
 
 def numaguard_exe() -> str:
@@ -65,8 +69,8 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     base = {"files": 0, "objects": 0, "skipped": 0,
             "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
                                 "dangling-symlink": 0},
-            "unmanaged": 0, "assumedManaged": 0, "error": 0, "warning": 0, "info": 0,
-            "suppressed": 0, "hint": None}
+            "unmanaged": 0, "assumedManaged": 0, "assumedHint": None, "error": 0, "warning": 0,
+            "info": 0, "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})
     for key, value in values.items():
         base[{"assumed_managed": "assumedManaged"}.get(key, key)] = value
