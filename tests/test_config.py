@@ -161,3 +161,25 @@ def test_plain_names_in_kubelet_configs_match_exactly_and_cheaply():
     assert config.pools_naming("node/n7") == ("a",)
     assert config.pools_naming("node/n2999") == ("b",)
     assert config.pools_naming("node/n30000") == ()
+
+
+def test_config_schema_has_no_repeated_keys_and_every_ref_resolves():
+    """json.load keeps the last of two equal keys, so two `$defs` blocks (as two branches once
+    wrote) silently drop the first one's definitions and their `$ref`s fail only when used."""
+    import json
+    import re
+    from importlib.resources import files
+
+    text = files("numaguard.lint").joinpath("schemas/config.json").read_text()
+    repeated: list[str] = []
+
+    def no_repeats(pairs):
+        keys = [k for k, _ in pairs]
+        repeated.extend(sorted({k for k in keys if keys.count(k) > 1}))
+        return dict(pairs)
+
+    schema = json.loads(text, object_pairs_hook=no_repeats)
+    assert repeated == []
+    refs = set(re.findall(r'"\$ref":\s*"#/\$defs/([^"]+)"', text))
+    assert refs == {"pool", "seconds"}
+    assert refs <= set(schema["$defs"])
