@@ -269,11 +269,13 @@ def test_directory_walks_skip_dependency_folders_unless_asked(tmp_path):
         "0 info, 0 suppressed"]
     # named on the command line, a dependency folder is read
     named = _json(run_cli("lint", "--format", "json", "vendor", cwd=repo))["summary"]
-    assert (named["files"], named["objects"], "unwalked" in named) == (1, 1, False)
+    # (read, and skipped as unknown-kind: a Node is judged only within a declared pool)
+    assert (named["files"], named["skippedByReason"]["unknown-kind"], "unwalked" in named) == (1, 1, False)
     (repo / ".numaguard.yaml").write_text("lintDependencies: yes\n")      # YAML 1.1's word: not a boolean here
     refused = run_cli("lint", ".", cwd=repo)
     assert (refused.returncode, refused.stderr.strip()) == (
         2, f"Error: {repo / '.numaguard.yaml'}: lintDependencies: a string, expected a boolean")
     (repo / ".numaguard.yaml").write_text("lintDependencies: true\n")
     walked = _json(run_cli("lint", "--format", "json", ".", cwd=repo))["summary"]
-    assert (walked["files"], walked["objects"], "unwalked" in walked) == (3, 1, False)
+    assert (walked["files"], walked["skippedByReason"], "unwalked" in walked) == (
+        3, {**summary()["skippedByReason"], "unknown-kind": 2, "not-kubernetes": 1}, False)
