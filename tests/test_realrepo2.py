@@ -267,6 +267,11 @@ def test_directory_walks_skip_dependency_folders_unless_asked(tmp_path):
         "to lint them",
         "1 file(s), 0 object(s) checked, 1 skipped (1 unknown-kind), 0 opted out: 0 error(s), 0 warning(s), "
         "0 info, 0 suppressed"]
+    # a folder the config excludes anyway is not mentioned
+    (repo / ".numaguard.yaml").write_text("exclude: [web/node_modules]\n")
+    excluded = _json(run_cli("lint", "--format", "json", ".", cwd=repo))["summary"]
+    assert excluded["unwalked"] == ["./vendor"]
+    (repo / ".numaguard.yaml").unlink()
     # named on the command line, a dependency folder is read
     named = _json(run_cli("lint", "--format", "json", "vendor", cwd=repo))["summary"]
     # (read, and skipped as unknown-kind: a Node is judged only within a declared pool)

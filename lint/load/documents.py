@@ -404,7 +404,7 @@ def _yaml_error(exc: Exception, source: str, text: str, byte_offsets: bool = Fal
 
 # --------------------------------------------------------------------------- files
 
-def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
+def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = (), dependencies: bool = False
                ) -> Iterator[tuple[str, list[Document], list[LoadError]]]:
     """Load files, directories (recursively: *.yaml, *.yml, *.json, sorted) and `-` (stdin).
 
@@ -412,9 +412,10 @@ def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
     anything, for a path that does not exist. `exclude` holds glob patterns matched against
     the posix path (as given and relative to the directory argument); `**` crosses
     directories, a pattern without `/` matches a file or directory name anywhere. Hidden
-    directories and files are skipped while walking a directory.
+    directories and files are skipped while walking a directory, and so are `vendor/` and
+    `node_modules/` unless `dependencies` is set (as in the CLI, `lintDependencies`).
     """
-    for file_path in input_files(paths, exclude):
+    for file_path in input_files(paths, exclude, dependencies=dependencies):
         yield load_file(file_path)
 
 

@@ -34,7 +34,8 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = (), *, dependenci
     them. Directories yield their *.yaml, *.yml and *.json files (and the kubelet's
     cpu_manager_state and memory_manager_state) recursively, sorted; hidden
     directories and files are skipped while walking, and so are the DEPENDENCY_DIRS unless
-    `dependencies` is set (each one skipped is appended to `unwalked`).
+    `dependencies` is set (each one skipped, unless `exclude` names it, is appended to
+    `unwalked`).
     """
     paths = [os.fspath(path) for path in paths]
     for path in paths:
@@ -47,7 +48,12 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = (), *, dependenci
             yield path
             continue
         directory = os.path.isdir(path)
-        for file_path in _files_under(path, dependencies, unwalked) if directory else [path]:
+        skipped: list[str] = []
+        files = _files_under(path, dependencies, skipped) if directory else [path]
+        if unwalked is not None:      # a folder `exclude` names (`vendor`, `vendor/**`) goes unmentioned
+            unwalked.extend(d for d in skipped if is_excluded is None or not any(
+                is_excluded(_posix(p), _posix(os.path.relpath(p, path))) for p in (d, os.path.join(d, "x"))))
+        for file_path in files:
             if is_excluded is not None:
                 relative = os.path.relpath(file_path, path) if directory else path
                 if is_excluded(_posix(file_path), _posix(relative)):
