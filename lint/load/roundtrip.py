@@ -142,10 +142,13 @@ def _set(node: Any, path: tuple, value: Any) -> None:
 
 def _insert(mapping: Any, key: Any, value: Any) -> None:
     """A new key: before NEW_KEY_BEFORE's key when there is one, else last, taking over the
-    blank lines and comment lines that followed the last key (its own end-of-line comment stays)."""
+    blank lines and comment lines that followed the last key (its own end-of-line comment
+    stays). A new mapping placed before a flow-style one is written in flow style too."""
     keys = list(mapping)
     follower = NEW_KEY_BEFORE.get(key)
     if follower in mapping:
+        if hasattr(value, "fa") and hasattr(mapping[follower], "fa") and mapping[follower].fa.flow_style():
+            value.fa.set_flow_style()       # `requests: {...}` above `limits: {...}`
         mapping.insert(keys.index(follower), key, value)
         return
     mapping[key] = value
