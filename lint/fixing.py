@@ -244,7 +244,7 @@ def _edits(data: Any, rule: str, path: Path, settings: FixSettings) -> list[Edit
         return [Edit(subject.spec_path + e.path, e.value) for e in POD_FIXES[rule](subject.pod)]
     config, base = _kubelet_target(data, subject, rule)
     inner = path[len(base):] if path[:len(base)] == base else ()
-    return [Edit(base + e.path, e.value) for e in KUBELET_FIXES[rule](config, inner, settings.node)]
+    return [Edit(base + e.path, e.value) for e in KUBELET_FIXES[rule](config, inner, settings.context)]
 
 
 def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path]:
@@ -333,16 +333,22 @@ def _key(data: Any, f: Finding, settings: FixSettings) -> tuple:
 
 
 def _locate(documents: list[Document], f: Finding) -> tuple[Document, Path] | None:
-    """The document a finding is in (the one where its path lands on its line and column)."""
-    found = []
-    for doc in documents:
-        if doc.skip is not None or not isinstance(doc.data, (dict, list)):
-            continue
+    """The document a finding is in: the one where its path lands on its line and column, else
+    (a line inside an embedded text) the one whose lines hold the finding's line."""
+    found, around = [], []
+    readable = [d for d in documents if d.skip is None and isinstance(d.data, (dict, list))]
+    starts = sorted(d.line for d in readable if d.line)
+    for doc in readable:
         path = parse_path(doc.data, f.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         if position == ((f.line, f.column) if f.line else None):
             found.append((doc, path))
-    return found[0] if len(found) == 1 else None
+        following = [line for line in starts if doc.line and line > doc.line]
+        if f.line and doc.line and doc.line <= f.line < (following[0] if following else f.line + 1):
+            around.append((doc, path))
+    if len(found) == 1:
+        return found[0]
+    return around[0] if not found and len(around) == 1 else None
 
 
 _INDEX = re.compile(r"\[(\d+)\]")

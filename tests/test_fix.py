@@ -384,9 +384,9 @@ def test_without_write_nothing_is_written_and_diff_prints_a_unified_diff(tmp_pat
     assert err == ("numaguard fix: 1 fix(es) in 1 file(s) to apply (--diff shows them, --write applies "
                    "them); 0 finding(s) left alone\n")
     text, out, _, code = fix(tmp_path, "p.yaml", source, mode="--diff")
-    path = tmp_path / "p.yaml"
+    name = str(tmp_path / "p.yaml").lstrip("/")
     assert (code, text) == (1, lines(source))
-    assert out == (f"--- a/{path}\n+++ b/{path}\n@@ -6,7 +6,7 @@\n     numaguard.io/scope: managed\n"
+    assert out == (f"--- a/{name}\n+++ b/{name}\n@@ -6,7 +6,7 @@\n     numaguard.io/scope: managed\n"
                    " spec:\n   resources:\n-    requests: {cpu: \"1\", memory: 1Gi}\n"
                    "+    requests: {cpu: \"2\", memory: 1Gi}\n     limits: {cpu: \"2\", memory: 1Gi}\n"
                    "   containers:\n     - name: app\n")
@@ -400,3 +400,280 @@ def test_crlf_line_ends_and_file_mode_are_kept(tmp_path):
     assert CliRunner().invoke(main, ["fix", "--write", "--select", "NG205", str(path)]).exit_code == 1
     assert path.read_bytes().endswith(b'reservedSystemCPUs: "0,32"\r\ntopologyManagerScope: pod\r\n\r\n')
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+# ------------------------------------------------------------------------------- carriers
+
+def test_an_eks_node_config_is_fixed_in_spec_kubelet_config(tmp_path):
+    text, out, err, code = fix(tmp_path, "eks.yaml", """
+        apiVersion: node.eks.aws/v1alpha1
+        kind: NodeConfig
+        spec:
+          cluster: {name: numa}
+          kubelet:
+            config:
+              cpuManagerPolicy: static   # pinned pods
+              topologyManagerPolicy: single-numa-node
+        """)
+    assert code == 1
+    assert text.endswith("    config:\n      cpuManagerPolicy: static   # pinned pods\n"
+                         "      topologyManagerPolicy: single-numa-node\n      featureGates:\n"
+                         "        PodLevelResourceManagers: true\n      topologyManagerScope: pod\n")
+    assert err.splitlines()[0].endswith(
+        ":7: NG204 left alone: nodeadm sizes kubeReserved.memory per instance type (11 x maxPods + "
+        "255Mi), so the reservation is not known: set kubeReserved.memory in spec.kubelet.config first")
+
+
+def test_an_openshift_kubelet_config_gets_the_scope_but_not_the_gates(tmp_path):
+    text, out, err, code = fix(tmp_path, "kc.yaml", """
+        apiVersion: machineconfiguration.openshift.io/v1
+        kind: KubeletConfig
+        metadata: {name: numa-pool}
+        spec:
+          kubeletConfig:
+            cpuManagerPolicy: static
+            reservedSystemCPUs: "0-1"
+        """)
+    assert code == 1
+    assert text.endswith('    reservedSystemCPUs: "0-1"\n    topologyManagerScope: pod\n')
+    assert out.endswith(": NG205 KubeletConfig/numa-pool: spec.kubeletConfig.topologyManagerScope: "
+                        "(not set) -> pod\n")
+    assert ": NG202 left alone: OpenShift takes kubelet feature gates from the cluster's FeatureGate " \
+           "resource" in err
+
+
+def test_kubelet_settings_inside_strings_are_left_alone(tmp_path):
+    source = """
+        kind: Cluster
+        apiVersion: kind.x-k8s.io/v1alpha4
+        nodes:
+        - role: worker
+          kubeadmConfigPatches:
+          - |
+            kind: KubeletConfiguration
+            cpuManagerPolicy: static
+            reservedSystemCPUs: "0"
+            topologyManagerScope: container
+        """
+    text, out, err, code = fix(tmp_path, "kind.yaml", source, "--select", "NG205")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err.splitlines()[0] == (
+        f"{tmp_path / 'kind.yaml'}:10: NG205 left alone: a kind Cluster nodes[0] (worker, kubeadm init) "
+        "keeps kubelet settings in layers, strings, flags or fields of its own that it merges itself; "
+        "numaguard rewrites them only in a KubeletConfiguration, an EKS NodeConfig's spec.kubelet.config "
+        "and an OpenShift KubeletConfig's spec.kubeletConfig")
+
+
+def test_a_kubeadm_kubelet_configuration_judged_with_its_init_configuration_is_left_alone(tmp_path):
+    source = """
+        apiVersion: kubeadm.k8s.io/v1beta4
+        kind: InitConfiguration
+        nodeRegistration:
+          kubeletExtraArgs:
+            - {name: topology-manager-policy, value: single-numa-node}
+        ---
+        apiVersion: kubelet.config.k8s.io/v1beta1
+        kind: KubeletConfiguration
+        cpuManagerPolicy: static
+        reservedSystemCPUs: "0"
+        topologyManagerScope: container
+        """
+    text, out, err, code = fix(tmp_path, "kubeadm.yaml", source, "--select", "NG205")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err.splitlines()[0].endswith(":11: NG205 left alone: it is judged as part of the "
+                                        "InitConfiguration of this file, which holds kubelet settings in "
+                                        "layers numaguard does not rewrite")
+
+
+def test_a_kubelet_drop_in_finding_is_listed_for_its_own_file(tmp_path):
+    (tmp_path / "config.yaml.d").mkdir()
+    (tmp_path / "config.yaml.d" / "10-numa.conf").write_text(
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+        "topologyManagerScope: container\n")
+    text, out, err, code = fix(tmp_path, "config.yaml", KUBELET.format(more=""), "--select", "NG205")
+    assert (code, out) == (0, "")
+    assert err.splitlines()[0] == (
+        f"{tmp_path / 'config.yaml'}:3: NG205 left alone: it is set in the kubelet drop-in "
+        f"{tmp_path / 'config.yaml.d' / '10-numa.conf'}, judged merged with {tmp_path / 'config.yaml'}: "
+        "change it there")
+
+
+# ------------------------------------------------------------------------------- safety
+
+def test_a_rewrite_that_the_re_lint_still_faults_is_rolled_back(tmp_path, monkeypatch):
+    """The rewritten text is linted again; here the writer is made to lose the change."""
+    import numaguard.lint.load.roundtrip as roundtrip
+
+    monkeypatch.setattr(roundtrip, "rewrite", lambda text, edits, expected: text + "# touched\n")
+    source = KUBELET.format(more="topologyManagerScope: container\n")
+    text, out, err, code = fix(tmp_path, "k.yaml", source, "--select", "NG205")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err == (f"{tmp_path / 'k.yaml'}:6: NG205 left alone: rolled back: NG205 remains: "
+                   "topologyManagerScope is container: pod-level resources are ignored for placement; "
+                   "each container is aligned separately and containers without their own resources "
+                   "share the node pool\n"
+                   "numaguard fix: 0 fix(es) in 0 file(s) applied; 1 finding(s) left alone\n")
+
+
+def test_a_gate_whose_dependency_is_off_is_left_alone(tmp_path):
+    """NG202 alone: turning PodLevelResourceManagers on while PodLevelResources is off makes the
+    kubelet refuse to start."""
+    source = KUBELET.format(more="featureGates: {PodLevelResources: false}\ntopologyManagerScope: pod\n")
+    text, out, err, code = fix(tmp_path, "k.yaml", source, "--select", "NG202")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err.splitlines()[0].endswith(
+        ":6: NG202 left alone: PodLevelResourceManagers depends on PodLevelResources, which this "
+        "configuration turns off: the kubelet would refuse to start")
+
+
+def test_flow_style_documents_that_ruamel_would_reflow_are_left_alone(tmp_path):
+    source = """
+        {
+          apiVersion: "v1", kind: "Pod",
+          metadata: {name: "web", annotations: {numaguard.io/scope: "managed"}},
+          spec: {
+            resources: {requests: {cpu: "0.5", memory: "1Gi"}, limits: {cpu: "0.5", memory: "1Gi"}},
+            containers: [{name: "app", image: "registry.example.com/web:1"}],
+          },
+        }
+        """
+    text, out, err, code = fix(tmp_path, "p.yaml", source)
+    assert (code, out, text) == (0, "", lines(source))
+    assert err.splitlines()[0].endswith(
+        ":5: NG104 left alone: the file could not be rewritten with only these fields changed: the "
+        "changed lines are written differently in the file")
+
+
+# ------------------------------------------------------------------------------- the command
+
+def test_usage_problems_exit_2(tmp_path):
+    (tmp_path / "p.yaml").write_text("kind: Pod\n")
+    both = CliRunner().invoke(main, ["fix", "--diff", "--write", str(tmp_path / "p.yaml")])
+    assert (both.exit_code, both.stderr.splitlines()[-1]) == (2, "Error: give --diff or --write, not both")
+    stdin = CliRunner().invoke(main, ["fix", "-"])
+    assert (stdin.exit_code, stdin.stderr.splitlines()[-1]) == (
+        2, "Error: numaguard fix rewrites files: give paths, not -")
+    missing = CliRunner().invoke(main, ["fix", str(tmp_path / "nope.yaml")])
+    assert (missing.exit_code, missing.stderr.splitlines()[-1]) == (
+        2, f"Error: no such file or directory: {tmp_path / 'nope.yaml'}")
+    unknown = CliRunner().invoke(main, ["fix", "--select", "NG999", str(tmp_path / "p.yaml")])
+    assert (unknown.exit_code, unknown.stderr.splitlines()[-1]) == (2, "Error: unknown rule id or prefix: NG999")
+
+
+def test_an_unwritable_file_exits_2_and_keeps_its_content(tmp_path):
+    if os.geteuid() == 0:
+        path = tmp_path / "k.yaml"
+        source = KUBELET.format(more="topologyManagerScope: container\n").lstrip("\n")
+        path.write_text(source)
+        (tmp_path / "ro").mkdir()
+        moved = tmp_path / "ro" / "k.yaml"
+        path.rename(moved)
+        os.chmod(tmp_path / "ro", 0o500)
+        try:
+            # root writes anywhere; make the rename fail instead: a directory in the file's place
+            moved.unlink()
+            moved.mkdir()
+            result = CliRunner().invoke(main, ["fix", "--write", str(tmp_path / "ro")])
+            assert result.exit_code == 0
+        finally:
+            os.chmod(tmp_path / "ro", 0o700)
+        return
+    path = tmp_path / "k.yaml"
+    source = KUBELET.format(more="topologyManagerScope: container\n").lstrip("\n")
+    path.write_text(source)
+    os.chmod(tmp_path, 0o500)
+    try:
+        result = CliRunner().invoke(main, ["fix", "--write", "--select", "NG205", str(path)])
+    finally:
+        os.chmod(tmp_path, 0o700)
+    assert result.exit_code == 2
+    assert path.read_text() == source
+
+
+def test_the_installed_command_fixes_a_file(tmp_path):
+    path = tmp_path / "k.yaml"
+    path.write_text(lines(KUBELET.format(more="topologyManagerScope: container\n")))
+    result = run_cli("fix", "--select", "NG205", "--write", str(path))
+    assert (result.returncode, result.stdout) == (
+        1, f"{path}:6: NG205 KubeletConfiguration: topologyManagerScope: container -> pod\n")
+    assert path.read_text().endswith('reservedSystemCPUs: "0,32"\ntopologyManagerScope: pod\n\n')
+    again = run_cli("fix", "--select", "NG205", "--diff", str(path))
+    assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_every_rule_with_a_fix_has_one_and_only_those():
+    assert {r.id for r in all_rules() if r.fix} == set(FIXES)
+
+
+def test_fixes_that_together_raise_an_error_are_all_left_alone(tmp_path):
+    """With the node description, NG204's reservation (200Gi + 100Mi on NUMA node 0) is more
+    than that NUMA node has: NG208's entry check, which has no fix."""
+    source = KUBELET.format(more="topologyManagerScope: pod\nfeatureGates: {PodLevelResourceManagers: true}\n"
+                                 "systemReserved: {memory: 200Gi}\n")
+    text, out, err, code = fix(tmp_path, "k.yaml", source, "--node", "builtin:dual-socket-ht")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err.splitlines()[0].endswith(
+        ":1: NG204 left alone: together the fixes would raise NG208: the kubelet refuses to start: "
+        "reservedMemory reserves 204900Mi of memory on NUMA node 0, which has only 128Gi")
+
+
+# ------------------------------------------------------------------------------- real repositories
+
+REAL_WORLD = {
+    # file -> the changed lines (removed, added), every other line kept byte for byte
+    "tests/fixtures/realrepo/website/pod-level-resources.yaml": (['      memory: "100Mi"'],
+                                                                 ['      memory: "200Mi"']),
+    "tests/fixtures/crds/kruise/apps_v1alpha1_statefulset.bad-request-above-limit.yaml": (
+        ['          cpu: "4"'], ['          cpu: "2"']),
+    "tests/fixtures/crds/trainer/deepspeed_distributed.bad-launcher.yaml": (
+        ['                      cpu: "4"'], ['                      cpu: "2"']),
+    "deploy/examples/workloads/order-matcher.yaml": ([], ['        requests: {cpu: "4"}']),
+    "deploy/examples/node-pool/kubelet-config-canary-old.yaml": (
+        ["memoryManagerPolicy: BestEffort", "topologyManagerScope: container"],
+        ["  PodLevelResourceManagers: true", "memoryManagerPolicy: Static", "topologyManagerScope: pod",
+         "reservedMemory:", "- numaNode: 0", "  limits:", "    memory: 100Mi"]),
+    "deploy/examples/node-pool/kubelet-config-from-article.yaml": (
+        [], ["reservedMemory:", "- numaNode: 0", "  limits:", "    memory: 100Mi"]),
+}
+
+
+def test_real_world_files_change_only_in_the_fixed_fields(tmp_path):
+    import difflib
+    import shutil
+
+    from conftest import REPO
+
+    for name in ("tests/fixtures/realrepo", "tests/fixtures/crds", "deploy/examples"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    (tmp_path / "plain.yaml").write_text("apiVersion: numaguard.io/v1alpha1\nkind: Config\n")
+    before = {p: p.read_text() for p in tmp_path.rglob("*") if p.is_file()}
+    plain = CliRunner().invoke(main, ["fix", "--write", "--config", str(tmp_path / "plain.yaml"),
+                                      str(tmp_path / "tests/fixtures/realrepo"), str(tmp_path / "tests/fixtures/crds")])
+    assert plain.exit_code == 1, plain.stderr
+    result = CliRunner().invoke(main, ["fix", "--write", "--config", str(tmp_path / "deploy/examples/.numaguard.yaml"),
+                                       str(tmp_path / "deploy/examples")])
+    assert result.exit_code == 1, result.stderr
+    # with the examples' node (full-pcpus-only on two threads per core) 3 CPUs would be rejected
+    assert (f"{tmp_path / 'deploy/examples/workloads/analytics.yaml'}:20: NG104 left alone: the fix would "
+            "raise NG303: cpuManagerPolicyOptions full-pcpus-only is on and node numa-pool-dual-socket has "
+            "2 threads per core: the pod's whole-CPU budget (3) is not a multiple of 2") in result.stderr
+    changed = {}
+    for path, old in before.items():
+        new = path.read_text()
+        if new != old:
+            diff = list(difflib.ndiff(old.splitlines(), new.splitlines()))
+            changed[str(path.relative_to(tmp_path))] = ([d[2:] for d in diff if d.startswith("- ")],
+                                                         [d[2:] for d in diff if d.startswith("+ ")])
+    assert {k: v for k, v in changed.items() if k in REAL_WORLD} == REAL_WORLD
+    assert sorted(changed) == sorted([*REAL_WORLD, *(
+        f"tests/fixtures/crds/{n}" for n in (
+            "argo-rollouts/rollout-canary.bad-request-above-limit.yaml",
+            "kuberay/ray-job.light-weight-submitter.bad-submitter.yaml", "lws/lws-multi-template.bad-worker.yaml",
+            "mpi-operator/pi.bad-worker.yaml", "training-operator/tensorflow-simple.bad-request-above-limit.yaml",
+            "volcano/tf-example.bad-worker.yaml"))])
+    for name in changed:
+        if name.startswith("tests/fixtures/crds/") and name not in REAL_WORLD:
+            assert changed[name][1] == [changed[name][0][0].replace('cpu: "4"', 'cpu: "2"')]
+    for config, folder in (("plain.yaml", "tests"), ("deploy/examples/.numaguard.yaml", "deploy")):
+        again = CliRunner().invoke(main, ["fix", "--config", str(tmp_path / config), str(tmp_path / folder)])
+        assert (again.exit_code, again.stdout) == (0, "")

@@ -99,8 +99,9 @@ def run_fix(files: list[str], settings: FixSettings, mode: str | None) -> int:
     changed = [o for o in outcomes if o.new is not None]
     for o in outcomes:
         if mode == "diff" and o.new is not None:
+            name = o.path.lstrip("/")
             click.echo("".join(difflib.unified_diff(o.old.splitlines(True), o.new.splitlines(True),
-                                                    f"a/{o.path}", f"b/{o.path}")), nl=False)
+                                                    f"a/{name}", f"b/{name}")), nl=False)
         elif o.new is not None:
             for fix in o.plan.fixes:
                 click.echo(f"{o.path}:{fix.line or '-'}: {fix.rule} {fix.object or ''}: "

@@ -1,7 +1,7 @@
 """The fixes of the kubelet rules that have one safe fix (NG201, NG202, NG204, NG205, NG208).
 
 Each takes the effective KubeletConfiguration (as the rules judged it), the finding's path in
-it and the node description (or None), and returns the edits to the configuration, or raises
+it and the rules' context (target version, node description), and returns the edits to the configuration, or raises
 `CannotFix` with why the choice is the user's.
 """
 from __future__ import annotations
@@ -11,36 +11,43 @@ from typing import Any, Callable
 from numaguard.lint.k8s import kubelet as k
 from numaguard.lint.k8s.quantity import format_bytes
 from numaguard.lint.model import Path
+from numaguard.lint.rules.base import LintContext
 from numaguard.lint.rules.fixes import CannotFix, Edit
 from numaguard.lint.rules.kubelet import suggested_numa_node
 
 
-def enable_pod_level_resources(kc: dict, path: Path, node: Any) -> list[Edit]:
+def enable_pod_level_resources(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
     """NG201: the gate turned back on (on by default since 1.34; its dependents stay valid)."""
     return [Edit(("featureGates", "PodLevelResources"), True)]
 
 
-def enable_pod_level_resource_managers(kc: dict, path: Path, node: Any) -> list[Edit]:
-    """NG202: the gate turned on (beta but off by default in 1.37)."""
+def enable_pod_level_resource_managers(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
+    """NG202: the gate turned on (beta but off by default in 1.37), unless a gate it depends on
+    is off: the kubelet would then refuse to start (NG201 turns PodLevelResources back on)."""
+    gates = dict(k.explicit_gates(kc), PodLevelResourceManagers=True)
+    for gate, disabled in k.dependency_violations({**kc, "featureGates": gates}, ctx.kubernetes_version):
+        if gate == "PodLevelResourceManagers":
+            raise CannotFix(f"PodLevelResourceManagers depends on {', '.join(disabled)}, which this "
+                            "configuration turns off: the kubelet would refuse to start")
     return [Edit(("featureGates", "PodLevelResourceManagers"), True)]
 
 
-def topology_scope_pod(kc: dict, path: Path, node: Any) -> list[Edit]:
+def topology_scope_pod(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
     """NG205."""
     return [Edit(("topologyManagerScope",), "pod")]
 
 
-def memory_manager_static(kc: dict, path: Path, node: Any) -> list[Edit]:
+def memory_manager_static(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
     """NG204: the Static policy, with the reservedMemory the kubelet then requires."""
-    return [Edit(("memoryManagerPolicy",), "Static")] + reserved_memory_edits(kc, node)
+    return [Edit(("memoryManagerPolicy",), "Static")] + reserved_memory_edits(kc, ctx.node)
 
 
-def reserved_memory_total(kc: dict, path: Path, node: Any) -> list[Edit]:
+def reserved_memory_total(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
     """NG208: the total made equal to the node allocatable reservation. Invalid entries (a
     zero, a duplicate, a NUMA node the machine lacks) are the user's to correct."""
     if len(path) > 1:
         raise CannotFix("an invalid reservedMemory entry: correct or remove it yourself")
-    return reserved_memory_edits(kc, node)
+    return reserved_memory_edits(kc, ctx.node)
 
 
 def reserved_memory_edits(kc: dict, node: Any) -> list[Edit]:
@@ -82,7 +89,7 @@ def reserved_memory_edits(kc: dict, node: Any) -> list[Edit]:
                                         "limits": {"memory": format_bytes(required)}}])]
 
 
-KUBELET_FIXES: dict[str, Callable[[dict, Path, Any], list[Edit]]] = {
+KUBELET_FIXES: dict[str, Callable[[dict, Path, LintContext], list[Edit]]] = {
     "NG201": enable_pod_level_resources, "NG202": enable_pod_level_resource_managers,
     "NG204": memory_manager_static, "NG205": topology_scope_pod, "NG208": reserved_memory_total,
 }
