@@ -677,3 +677,40 @@ def test_real_world_files_change_only_in_the_fixed_fields(tmp_path):
     for config, folder in (("plain.yaml", "tests"), ("deploy/examples/.numaguard.yaml", "deploy")):
         again = CliRunner().invoke(main, ["fix", "--config", str(tmp_path / config), str(tmp_path / folder)])
         assert (again.exit_code, again.stdout) == (0, "")
+
+
+# ------------------------------------------------------------------------------- README
+
+def _readme_section() -> str:
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    return readme.split("## `numaguard fix`", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_lists_the_fixable_rules_from_their_metadata():
+    from numaguard.lint.rules.docs import render_fixable
+
+    listed = _readme_section().split("<!-- fixable:start -->", 1)[1].split("<!-- fixable:end -->", 1)[0]
+    assert listed.strip() == render_fixable().strip(), (
+        "README's fixable rules are stale: run `python -m numaguard.lint.rules.docs --update-readme`")
+    assert listed.count("\n- **NG") == len(FIXES)
+
+
+def test_readme_example_prints_the_diff_it_shows_and_writes_it(tmp_path):
+    import re
+
+    section = _readme_section()
+    script = re.search(r"```sh\n(.+?)\n```", section, re.S).group(1)
+    source = script.split("<<'YAML'\n", 1)[1].split("\nYAML\n", 1)[0] + "\n"
+    assert script.endswith("numaguard fix --diff web.yaml")
+    expected = re.search(r"```diff\n(.+?\n)```", section, re.S).group(1)
+    (tmp_path / "web.yaml").write_text(source)
+    shown = run_cli("fix", "--diff", "web.yaml", cwd=tmp_path)
+    assert (shown.returncode, shown.stdout) == (1, expected)
+    assert run_cli("fix", "--write", "web.yaml", cwd=tmp_path).returncode == 1
+    import difflib
+    assert "".join(difflib.unified_diff(source.splitlines(True), (tmp_path / "web.yaml").read_text().splitlines(True),
+                                        "a/web.yaml", "b/web.yaml")) == expected
+    again = run_cli("fix", "web.yaml", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")
