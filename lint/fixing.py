@@ -22,7 +22,8 @@ import copy
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from functools import partial
+from typing import Any, Callable, Iterable
 
 from numaguard.lint.config import Config
 from numaguard.lint.engine import Selection, lint_documents
@@ -125,13 +126,9 @@ def rewrite_problem(plan: FilePlan, before: tuple[list[Document], list[Finding]]
     for f in after[1]:
         if _file_key(after[0], f, settings) in fixed:
             return f"{f.rule} remains: {f.message}"
-    was = Counter(_file_key(before[0], f, settings) for f in before[1] if f.severity == Severity.ERROR)
-    now = Counter(_file_key(after[0], f, settings) for f in after[1] if f.severity == Severity.ERROR)
-    for f in after[1]:
-        key = _file_key(after[0], f, settings)
-        if f.severity == Severity.ERROR and now[key] > was[key]:
-            return f"the rewritten file has a new error, {f.rule}: {f.message}"
-    return None
+    grown = _grown_errors(before[1], after[1], lambda f: _file_key(before[0], f, settings),
+                          lambda f: _file_key(after[0], f, settings))
+    return None if grown is None else f"the rewritten file has a new error, {grown.rule}: {grown.message}"
 
 
 def _file_key(documents: list[Document], f: Finding, settings: FixSettings) -> tuple:
@@ -160,7 +157,8 @@ def _fix_document(doc: Document, wanted: dict[tuple, Finding], settings: FixSett
         applied.append(fix)
         edits += new_edits
         fixed.append(key)
-    grown = _grown_errors(start, current, working, settings)
+    key_now = partial(_key, working, settings=settings)
+    grown = _grown_errors(start, current, key_now, key_now)
     if grown is not None:
         left.update(dict.fromkeys(fixed, f"together the fixes would raise {grown.rule}: {grown.message}"))
         applied, edits = [], []
@@ -195,7 +193,8 @@ def _next_fix(working: Any, current: list[Finding], doc: Document, wanted: dict,
         candidate = apply_edits(copy.deepcopy(working), new_edits)
         after = _lint(candidate, doc, settings, dropins)
         remaining = next((g for g in after if _key(candidate, g, settings) == key), None)
-        raised = _grown_errors(current, after, candidate, settings, exempt=settings.rules)
+        key_after = partial(_key, candidate, settings=settings)
+        raised = _grown_errors(current, after, key_after, key_after, exempt=settings.rules)
         if remaining is not None or raised is not None:
             why = (f"the fix would not clear it: {remaining.message}" if remaining is not None else
                    f"the fix would raise {raised.rule}: {raised.message}")
@@ -211,18 +210,15 @@ def _next_fix(working: Any, current: list[Finding], doc: Document, wanted: dict,
     return None
 
 
-def _grown_errors(before: list[Finding], after: list[Finding], data: Any, settings: FixSettings,
+def _grown_errors(before: list[Finding], after: list[Finding], key_before: Callable, key_after: Callable,
                   exempt: frozenset[str] = frozenset()) -> Finding | None:
-    """An error of `after` beyond the count `before` had for its rule and pod (or object)."""
-    def count(findings):
-        return Counter(_key(data, f, settings) for f in findings
-                       if f.severity == Severity.ERROR and f.rule not in exempt)
-    was, now = count(before), count(after)
-    for f in after:
-        key = _key(data, f, settings)
-        if f.severity == Severity.ERROR and f.rule not in exempt and now[key] > was[key]:
-            return f
-    return None
+    """An error of `after` beyond the count `before` had for its rule and pod (or object), as
+    the key functions name them; errors of the `exempt` rules do not count."""
+    def count(findings, key):
+        return Counter(key(f) for f in findings if f.severity == Severity.ERROR and f.rule not in exempt)
+    was, now = count(before, key_before), count(after, key_after)
+    return next((f for f in after if f.severity == Severity.ERROR and f.rule not in exempt
+                 and now[key_after(f)] > was[key_after(f)]), None)
 
 
 def _lint(data: Any, doc: Document, settings: FixSettings, dropins: list[Document]) -> list[Finding]:

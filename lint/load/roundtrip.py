@@ -20,7 +20,7 @@ import difflib
 import io
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import yaml
 
@@ -207,22 +207,19 @@ def _styled(new: Any, old: Any) -> Any:
     return new if isinstance(yaml.safe_load(new), str) else DoubleQuotedScalarString(new)
 
 
+def _plain(value: Any, leaf: Callable[[Any], Any] = lambda v: str(v) if isinstance(v, str) else v) -> Any:
+    """Plain dicts and lists (string keys) with `leaf` applied to every scalar; by default
+    ruamel.yaml's string subclasses become str."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v, leaf) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v, leaf) for v in value]
+    return leaf(value)
+
+
 def _shape(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(v) for v in value]
-    return None
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, str):
-        return str(value)
-    return value
+    """The keys and list lengths of `value`, its scalars left out."""
+    return _plain(value, lambda _: None)
 
 
 # ------------------------------------------------------------------------------- JSON

@@ -125,11 +125,15 @@ def raise_request_to_aggregate(pod: PodTarget) -> list[Edit]:
             continue
         limit = plr.limits.get(res)
         if limit is not None and aggregate > limit:
-            raise CannotFix(f"the containers' aggregate requests.{res} {_q(res, aggregate)} is above "
-                            f"the pod-level limit {_q(res, limit)}: raise the limit or lower the "
-                            "containers' requests, numaguard cannot tell which")
+            raise _over_limit(res, aggregate, f"the pod-level limit {_q(res, limit)}")
         edits.append(Edit(("resources", "requests", res), _q(res, aggregate)))
     return edits
+
+
+def _over_limit(res: str, aggregate: Decimal, limit_text: str) -> CannotFix:
+    return CannotFix(f"the containers' aggregate requests.{res} {_q(res, aggregate)} is above "
+                     f"{limit_text}: raise the limit or lower the containers' requests, numaguard "
+                     "cannot tell which")
 
 
 def lower_request_to_limit(pod: PodTarget) -> list[Edit]:
@@ -147,9 +151,7 @@ def lower_request_to_limit(pod: PodTarget) -> list[Edit]:
             continue
         aggregate = analysis.aggregate_requests.get(res)
         if aggregate is not None and aggregate > limit:
-            raise CannotFix(f"the containers' aggregate requests.{res} {_q(res, aggregate)} is above "
-                            f"limits.{res} {_q(res, limit)} too: raise the limit or lower the "
-                            "containers' requests, numaguard cannot tell which")
+            raise _over_limit(res, aggregate, f"limits.{res} {_q(res, limit)} too")
         edits.append(Edit(("resources", "requests", res), limits[res]))
     return edits
 
