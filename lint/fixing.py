@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable
 from numaguard.lint.config import Config
 from numaguard.lint.engine import Selection, lint_documents
 from numaguard.lint.load.documents import Document, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, dotted_path
 from numaguard.lint.objects import Classified, PodTarget, classify
 from numaguard.lint.rules.base import LintContext
 from numaguard.lint.rules.fixes import CannotFix, Edit
@@ -131,6 +131,39 @@ def rewrite_problem(plan: FilePlan, before: tuple[list[Document], list[Finding]]
     return None if grown is None else f"the rewritten file has a new error, {grown.rule}: {grown.message}"
 
 
+def unplanned_change(plan: FilePlan, before: list[Document], after: list[Document]) -> str | None:
+    """Where the rewritten file reads differently from the file with only the planned edits
+    made (a value shared through a YAML merge key, a document lost), or None. Numbers and
+    strings compare by their text: a quantity written `2` or `"2"` is the same quantity."""
+    def readable(documents: list[Document]) -> list:
+        return [(d.index, _plain(d.data)) for d in documents if d.skip is None]
+    expected = [(i, apply_edits(data, plan.edits.get(i, ()))) for i, data in readable(before)]
+    rewritten = readable(after)
+    if [i for i, _ in expected] != [i for i, _ in rewritten]:
+        return "the rewritten file has other documents"
+    for (index, want), (_, got) in zip(expected, rewritten):
+        path = _first_difference(want, got)
+        if path is not None:
+            return f"document {index + 1} would not read as planned at {dotted_path(path) or 'its top'}"
+    return None
+
+
+def _first_difference(a: Any, b: Any, at: Path = ()) -> Path | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():            # in any order: a new key goes where manifests write it
+            return at
+        return next((p for k in a if (p := _first_difference(a[k], b[k], at + (k,))) is not None), None)
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return at
+        return next((p for i, (x, y) in enumerate(zip(a, b))
+                     if (p := _first_difference(x, y, at + (i,))) is not None), None)
+    text = (int, float, str)
+    same = str(a) == str(b) if isinstance(a, text) and isinstance(b, text) and not isinstance(a, bool) \
+        and not isinstance(b, bool) else a == b and type(a) is type(b)
+    return None if same else at
+
+
 def _file_key(documents: list[Document], f: Finding, settings: FixSettings) -> tuple:
     located = _locate(documents, f)
     if located is None:
@@ -183,7 +216,7 @@ def _next_fix(working: Any, current: list[Finding], doc: Document, wanted: dict,
             continue
         path = parse_path(working, f.path)
         try:
-            new_edits = _edits(working, f.rule, path, settings)
+            new_edits = _edits(working, f.rule, path, settings, [doc.source, *(d.source for d in dropins)])
         except CannotFix as e:
             left[key] = e.reason
             settled.add(key)
@@ -231,26 +264,41 @@ def _lint(data: Any, doc: Document, settings: FixSettings, dropins: list[Documen
 
 # ------------------------------------------------------------------------------- the fixes
 
-def _edits(data: Any, rule: str, path: Path, settings: FixSettings) -> list[Edit]:
-    """The rule's fix for the finding at `path`, as edits at document paths."""
+def _edits(data: Any, rule: str, path: Path, settings: FixSettings, sources: list[str | None]) -> list[Edit]:
+    """The rule's fix for the finding at `path`, as edits at document paths. `sources`: the
+    file and its kubelet drop-ins, which name the pools a kubelet configuration belongs to."""
     subject = _subject(data, path, settings)
     if rule in POD_FIXES:
         if subject.pod is None:
             raise CannotFix("it is not in a pod template numaguard reads")
         return [Edit(subject.spec_path + e.path, e.value) for e in POD_FIXES[rule](subject.pod)]
-    config, base = _kubelet_target(data, subject, rule)
+    config, base, carrier = _kubelet_target(data, subject, rule)
     inner = path[len(base):] if path[:len(base)] == base else ()
-    return [Edit(base + e.path, e.value) for e in KUBELET_FIXES[rule](config, inner, settings.context)]
+    # the context of the pool it belongs to (its node description), as the engine judges it
+    context = _kubelet_contexts(settings, sources, carrier)[0]
+    return [Edit(base + e.path, e.value) for e in KUBELET_FIXES[rule](config, inner, context)]
 
 
-def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path]:
-    """(the effective configuration the rules judged, where its settings are written)."""
+def _kubelet_contexts(settings: FixSettings, sources: list[str | None], carrier: Any) -> list[LintContext]:
+    """The contexts the engine judges a kubelet configuration with: those of the pools whose
+    kubeletConfigs name its file or a drop-in, or whose nodes its platform object selects;
+    else the run's (`Linter._lint_kubelet`, `Linter._lint_platform`)."""
+    ctx = settings.context
+    named = [name for source in sources for name in settings.config.pools_naming(source)]
+    selected = [p.pool.name for p in ctx.pools
+                if carrier is not None and p.pool.name not in named and p.pool.selected_by(carrier.nodes)]
+    return [c for c in map(ctx.pool_context, dict.fromkeys(named + selected)) if c is not None] or [ctx]
+
+
+def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path, Any]:
+    """(the effective configuration the rules judged, where its settings are written, the
+    platform object carrying it or None)."""
     from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
 
     found = subject.found
     item = _at(data, subject.prefix)
     if found is not None and found.kind == "kubelet" and not found.platforms:
-        return decode_kubelet_config(item).effective, subject.prefix
+        return decode_kubelet_config(item).effective, subject.prefix, None
     carriers = list(found.platforms) if found is not None else []
     if len(carriers) != 1:
         raise CannotFix(f"the {found.ref if found else 'document'} holds several kubelet "
@@ -259,7 +307,7 @@ def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path
     refusal = carrier_refusal(carrier, rule)
     if refusal is not None:
         raise CannotFix(refusal)
-    return carrier.config, subject.prefix + tuple(carrier.written_path)
+    return carrier.config, subject.prefix + tuple(carrier.written_path), carrier
 
 
 def carrier_refusal(carrier: Any, rule: str) -> str | None:

@@ -14,7 +14,7 @@ from numaguard.lint.cli.main import main
 from numaguard.lint.fixing import FIXES
 from numaguard.lint.rules.registry import all_rules
 
-from conftest import run_cli
+from conftest import REPO, run_cli
 
 
 def fix(tmp_path, name: str, text: str, *args: str, mode: str = "--write"):
@@ -305,14 +305,18 @@ def test_ng208_split_over_numa_nodes_and_percentages_are_left_alone(tmp_path):
     assert err.splitlines()[0].endswith(":9: NG208 left alone: reservedMemory splits memory over NUMA "
                                         "nodes 0, 1: numaguard cannot tell which share to change; make "
                                         "them add up to 1124Mi")
-    _, out, err, code = fix(tmp_path, "k2.yaml", KUBELET.format(more=lines("""
-        memoryManagerPolicy: Static
-        evictionHard: {memory.available: 5%}
-        """)), "--select", "NG208")
-    assert (code, out) == (0, "")
-    assert err.splitlines()[0].endswith(": NG208 left alone: evictionHard memory.available is 5%, a share "
-                                        "of the node's memory: the total depends on the machine (give "
-                                        "--node, or use an absolute threshold)")
+    # a share of the memory: the kubelet computes it from each machine's own capacity, so not
+    # even a node description (whose NG208 is an exact mismatch) makes one total right
+    for node in ((), ("--node", os.path.join(REPO, "deploy/examples/edge-pool/node.yaml"))):
+        _, out, err, code = fix(tmp_path, "k2.yaml", KUBELET.format(more=lines("""
+            memoryManagerPolicy: Static
+            evictionHard: {memory.available: 5%}
+            """)), "--select", "NG208", *node)
+        assert (code, out) == (0, "")
+        assert err.splitlines()[0].endswith(": NG208 left alone: evictionHard memory.available is 5%, a "
+                                            "share of each machine's memory capacity: no written total "
+                                            "fits every machine; use an absolute threshold (e.g. 100Mi) "
+                                            "first")
 
 
 def test_a_json_kubelet_configuration_stays_json_in_its_indentation(tmp_path):
@@ -500,12 +504,20 @@ def test_a_kubelet_drop_in_finding_is_listed_for_its_own_file(tmp_path):
 
 # ------------------------------------------------------------------------------- safety
 
-def test_a_rewrite_that_the_re_lint_still_faults_is_rolled_back(tmp_path, monkeypatch):
-    """The rewritten text is linted again; here the writer is made to lose the change."""
+def test_a_rewrite_that_does_not_read_as_planned_is_rolled_back(tmp_path, monkeypatch):
+    """The rewritten text is read back and compared with the planned data, then linted again;
+    here the writer is made to lose the change, and (second) the comparison to miss it."""
+    import numaguard.lint.cli.fix as fix_cli
     import numaguard.lint.load.roundtrip as roundtrip
 
     monkeypatch.setattr(roundtrip, "rewrite", lambda text, edits, expected: text + "# touched\n")
     source = KUBELET.format(more="topologyManagerScope: container\n")
+    text, out, err, code = fix(tmp_path, "k.yaml", source, "--select", "NG205")
+    assert (code, out, text) == (0, "", lines(source))
+    assert err == (f"{tmp_path / 'k.yaml'}:6: NG205 left alone: the file could not be rewritten with only "
+                   "these fields changed: document 1 would not read as planned at topologyManagerScope\n"
+                   "numaguard fix: 0 fix(es) in 0 file(s) applied; 1 finding(s) left alone\n")
+    monkeypatch.setattr(fix_cli, "unplanned_change", lambda plan, before, after: None)
     text, out, err, code = fix(tmp_path, "k.yaml", source, "--select", "NG205")
     assert (code, out, text) == (0, "", lines(source))
     assert err == (f"{tmp_path / 'k.yaml'}:6: NG205 left alone: rolled back: NG205 remains: "

@@ -17,7 +17,8 @@ from typing import Any
 
 import click
 
-from numaguard.lint.fixing import MISSING, FilePlan, FixSettings, LeftAlone, plan_file, rewrite_problem
+from numaguard.lint.fixing import (MISSING, FilePlan, FixSettings, LeftAlone, plan_file, rewrite_problem,
+                                   unplanned_change)
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import dotted_path
 
@@ -77,6 +78,9 @@ def fix_file(path: str, settings: FixSettings) -> FileOutcome:
     except RewriteError as e:
         return _rolled_back(outcome, f"the file could not be rewritten with only these fields changed: {e}")
     new_documents, new_errors = load_text(new.encode("utf-8"), path)
+    problem = unplanned_change(plan, documents, new_documents)
+    if problem is not None:
+        return _rolled_back(outcome, f"the file could not be rewritten with only these fields changed: {problem}")
     after = [f for f in lint(new_documents, new_errors) if f.file == path]
     problem = rewrite_problem(plan, (documents, mine), (new_documents, after), settings)
     if problem is not None:

@@ -20,6 +20,7 @@ import difflib
 import io
 import json
 import re
+from collections import Counter
 from typing import Any, Callable, Iterable
 
 import yaml
@@ -90,12 +91,36 @@ def _yaml_versions(body: str, edits: dict, expected: dict[int, Any]):
         if index >= len(documents) or _shape(documents[index]) != _shape(expected.get(index)):
             raise RewriteError("ruamel.yaml reads its documents differently from Kubernetes")
         for path, value in changes:
+            _refuse_shared(documents[index], tuple(path))
             _set(documents[index], tuple(path), value)
     fixed = _dump(rt, documents)
 
     def read(text: str) -> list:
         return [_plain(d) for d in _yaml().load_all(text)]
     return base, fixed, read
+
+
+def _refuse_shared(document: Any, path: tuple) -> None:
+    """RewriteError when the mapping or list a change is made in is written once and used in
+    several places (an anchor with aliases, or a `<<:` merge): the change would land in all."""
+    uses: Counter = Counter()
+
+    def walk(node: Any) -> None:
+        uses[id(node)] += 1
+        if uses[id(node)] == 1:
+            for child in node.values() if isinstance(node, dict) else node:
+                if isinstance(child, (dict, list)):
+                    walk(child)
+    walk(document)
+    node = document
+    for step in path[:-1]:
+        node = node.get(step) if isinstance(node, dict) else node[step] if isinstance(node, list) else None
+        if not isinstance(node, (dict, list)):
+            return
+        if uses[id(node)] > 1:
+            anchor = getattr(getattr(node, "anchor", None), "value", None)
+            raise RewriteError(f"it is in {'&' + anchor if anchor else 'a node'}, which the file uses in "
+                               "several places through YAML aliases: the change would land in all of them")
 
 
 def _dump(rt: Any, documents: list) -> str:

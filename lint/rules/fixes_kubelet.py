@@ -58,10 +58,13 @@ def reserved_memory_edits(kc: dict, node: Any) -> list[Edit]:
     keeps its node; a new one goes on `suggested_numa_node` (node 0 unless the node description
     says otherwise). A split over several NUMA nodes is the user's: which share should change?"""
     reservation = k.memory_reservation(kc, k.node_memory_capacity(node))
-    if reservation.approximate:
+    if reservation.eviction.fraction is not None:
+        # The kubelet takes the share of the machine's own memory capacity (MemTotal) when it
+        # starts (pkg/kubelet/eviction/api/types.go, GetThresholdQuantity): a node description's nominal
+        # memory is not that, and no one written total fits every machine of a pool.
         raise CannotFix(f"evictionHard memory.available is {reservation.eviction.value}, a share of "
-                        "the node's memory: the total depends on the machine (give --node, or use "
-                        "an absolute threshold)")
+                        "each machine's memory capacity: no written total fits every machine; use "
+                        "an absolute threshold (e.g. 100Mi) first")
     required = reservation.required["memory"]
     if not required:
         raise CannotFix("nothing reserves memory (kubeReserved.memory, systemReserved.memory and "
