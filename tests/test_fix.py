@@ -572,34 +572,30 @@ def test_usage_problems_exit_2(tmp_path):
     assert (unknown.exit_code, unknown.stderr.splitlines()[-1]) == (2, "Error: unknown rule id or prefix: NG999")
 
 
-def test_an_unwritable_file_exits_2_and_keeps_its_content(tmp_path):
-    if os.geteuid() == 0:
-        path = tmp_path / "k.yaml"
-        source = KUBELET.format(more="topologyManagerScope: container\n").lstrip("\n")
-        path.write_text(source)
-        (tmp_path / "ro").mkdir()
-        moved = tmp_path / "ro" / "k.yaml"
-        path.rename(moved)
-        os.chmod(tmp_path / "ro", 0o500)
-        try:
-            # root writes anywhere; make the rename fail instead: a directory in the file's place
-            moved.unlink()
-            moved.mkdir()
-            result = CliRunner().invoke(main, ["fix", "--write", str(tmp_path / "ro")])
-            assert result.exit_code == 0
-        finally:
-            os.chmod(tmp_path / "ro", 0o700)
-        return
+def test_an_unwritable_file_exits_2_and_keeps_its_content(tmp_path, monkeypatch):
+    """A file that cannot be written (here the disk is full when the new content is written
+    beside it: root may write anywhere, so permissions cannot make it fail): exit 2, one
+    line saying why, the file as it was and no temporary file left behind."""
+    import errno
+    import tempfile
+
+    import numaguard.lint.cli.fix as fix_cli
+
+    real_mkstemp = tempfile.mkstemp
+
+    def full_disk(*args, **kwargs):
+        fd, name = real_mkstemp(*args, **kwargs)
+        os.close(fd)
+        os.unlink(name)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(fix_cli.tempfile, "mkstemp", full_disk)
     path = tmp_path / "k.yaml"
-    source = KUBELET.format(more="topologyManagerScope: container\n").lstrip("\n")
+    source = lines(KUBELET.format(more="topologyManagerScope: container\n"))
     path.write_text(source)
-    os.chmod(tmp_path, 0o500)
-    try:
-        result = CliRunner().invoke(main, ["fix", "--write", "--select", "NG205", str(path)])
-    finally:
-        os.chmod(tmp_path, 0o700)
+    result = CliRunner().invoke(main, ["fix", "--write", "--select", "NG205", str(path)])
     assert result.exit_code == 2
-    assert path.read_text() == source
+    assert result.stderr.splitlines()[0] == f"numaguard fix: {path}: cannot write: No space left on device"
+    assert (path.read_text(), os.listdir(tmp_path)) == (source, ["k.yaml"])
 
 
 def test_the_installed_command_fixes_a_file(tmp_path):
@@ -726,3 +722,309 @@ def test_readme_example_prints_the_diff_it_shows_and_writes_it(tmp_path):
                                         "a/web.yaml", "b/web.yaml")) == expected
     again = run_cli("fix", "web.yaml", cwd=tmp_path)
     assert (again.returncode, again.stdout) == (0, "")
+
+
+# ------------------------------------------------------------------------------- anchors, bad input
+
+def test_a_change_inside_an_aliased_mapping_is_left_alone(tmp_path):
+    """`&lim` is the pod's limits and, through `*lim`, a container's too: rounding the pod's
+    cpu there would change the container's limit as well."""
+    source = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: web, annotations: {numaguard.io/scope: managed}}
+        spec:
+          resources:
+            requests: {cpu: 1500m, memory: 1Gi}
+            limits: &lim {cpu: 1500m, memory: 1Gi}
+          containers:
+            - name: app
+              image: registry.example.com/web:1
+              resources:
+                limits: *lim
+        """
+    text, out, err, code = fix(tmp_path, "p.yaml", source)
+    assert (code, out, text) == (0, "", lines(source))
+    assert err == (f"{tmp_path / 'p.yaml'}:6: NG104 left alone: the file could not be rewritten with only "
+                   "these fields changed: it is in &lim, which the file uses in several places through YAML "
+                   "aliases: the change would land in all of them\n"
+                   "numaguard fix: 0 fix(es) in 0 file(s) applied; 1 finding(s) left alone\n")
+
+
+def test_a_merge_key_is_kept_and_the_fix_lands_beside_it(tmp_path):
+    """`<<: *r` copies the requests into the limits; lowering the request (NG114) writes the
+    new request next to the merge key, and the limits read as before."""
+    text, out, _, code = fix(tmp_path, "p.yaml", """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: web, annotations: {numaguard.io/scope: managed}}
+        spec:
+          resources:
+            limits: &r {cpu: "2", memory: 1Gi}
+            requests: {<<: *r, cpu: "3"}   # a typo
+          containers:
+            - name: app
+              image: registry.example.com/web:1
+        """)
+    assert code == 1
+    assert text.splitlines()[5:7] == ['    limits: &r {cpu: "2", memory: 1Gi}',
+                                      '    requests: {<<: *r, cpu: "2"}   # a typo']
+    assert out == f"{tmp_path / 'p.yaml'}:7: NG114 Pod/web: spec.resources.requests.cpu: 3 -> 2\n"
+
+
+def test_files_that_do_not_parse_are_listed_and_left_as_they_are(tmp_path):
+    sources = {
+        "multi.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n"
+                      "  resources: {requests: {cpu: 1500m}, limits: {cpu: 1500m}}\n"
+                      "---\nkind: Pod\n  bad: [unclosed\n",
+        "broken.json": '{"apiVersion": "v1", "kind": "Pod",\n  "spec": {',
+        "twice.yaml": "apiVersion: v1\nkind: Pod\nkind: Pod\n",
+    }
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "latin1.yaml").write_bytes(b"apiVersion: v1\nkind: Pod\nmetadata: {name: caf\xe9}\n")
+    result = CliRunner().invoke(main, ["fix", "--write", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.splitlines() == [
+        f"{tmp_path / 'broken.json'}:3: NG001 left alone: a part of the file cannot be read (while parsing a "
+        "flow node: did not find expected node content): numaguard fix rewrites only files it reads whole",
+        f"{tmp_path / 'latin1.yaml'}:-: NG001 left alone: not UTF-8 (invalid continuation byte at byte 45): "
+        "numaguard fix rewrites only files it can read",
+        f"{tmp_path / 'multi.yaml'}:8: NG001 left alone: a part of the file cannot be read (mapping values are "
+        "not allowed in this context): numaguard fix rewrites only files it reads whole",
+        f"{tmp_path / 'twice.yaml'}:3: NG001 left alone: a part of the file cannot be read (mapping key "
+        "\"kind\" already defined at line 2): numaguard fix rewrites only files it reads whole",
+        "numaguard fix: 0 fix(es) in 0 file(s) applied; 4 finding(s) left alone"]
+    assert {name: (tmp_path / name).read_text() for name in sources} == sources
+
+
+# ------------------------------------------------------------------------------- carriers
+
+JOBSET = """
+# two replicated jobs: a driver and the NUMA-aligned workers
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: train, annotations: {numaguard.io/scope: managed}}
+spec:
+  replicatedJobs:
+    - name: driver
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              resources:
+                requests: {cpu: "1", memory: 512Mi}
+                limits: {cpu: "1", memory: 1Gi}
+              containers: [{name: driver, image: registry.example.com/driver:1}]
+    - name: workers   # the NUMA-aligned part
+      template:
+        spec:
+          template:
+            spec:
+              restartPolicy: Never
+              resources:
+                requests:
+                  cpu: 3500m   # to round
+                  memory: 8Gi
+                limits:
+                  cpu: 3500m
+                  memory: 8Gi
+              containers: [{name: worker, image: registry.example.com/worker:1}]
+"""
+
+
+def test_each_fix_lands_in_its_own_template_of_a_jobset(tmp_path):
+    text, out, err, code = fix(tmp_path, "jobset.yaml", JOBSET)
+    assert code == 1
+    path = tmp_path / "jobset.yaml"
+    assert out.splitlines() == [
+        f"{path}:14: NG103 JobSet/train: spec.replicatedJobs[0].template.spec.template.spec.resources.requests"
+        ".memory: 512Mi -> 1Gi",
+        f"{path}:25: NG104 JobSet/train: spec.replicatedJobs[1].template.spec.template.spec.resources.requests"
+        ".cpu: 3500m -> 4; spec.replicatedJobs[1].template.spec.template.spec.resources.limits.cpu: 3500m -> 4"]
+    assert err == "numaguard fix: 2 fix(es) in 1 file(s) applied; 0 finding(s) left alone\n"
+    assert text == lines(JOBSET).replace("{cpu: \"1\", memory: 512Mi}", "{cpu: \"1\", memory: 1Gi}") \
+        .replace("cpu: 3500m   # to round", 'cpu: "4"     # to round').replace("cpu: 3500m\n", 'cpu: "4"\n')
+
+
+def test_a_carrier_of_the_config_file_is_fixed_in_the_template_its_path_names(tmp_path):
+    (tmp_path / ".numaguard.yaml").write_text(
+        "podTemplates:\n- apiVersion: ml.example.com/v1\n  kind: Trainer\n  paths: [\"spec.workers[*].template\"]\n")
+    source = """
+        apiVersion: ml.example.com/v1
+        kind: Trainer
+        metadata: {name: t, annotations: {numaguard.io/scope: managed}}
+        spec:
+          template:        # not a template path of Trainer: left as it is
+            spec:
+              resources: {limits: {cpu: "2"}, requests: {cpu: "3"}}
+          workers:
+            - template:
+                spec:
+                  resources: {limits: {cpu: "2", memory: 1Gi}, requests: {cpu: "2", memory: 1Gi}}
+                  containers: [{name: c, image: registry.example.com/c:1}]
+            - template:
+                spec:
+                  resources: {limits: {cpu: "2", memory: 1Gi}, requests: {cpu: "3", memory: 1Gi}}
+                  containers: [{name: c, image: registry.example.com/c:1}]
+        """
+    path = tmp_path / "trainer.yaml"
+    path.write_text(lines(source))
+    result = run_cli("fix", "--write", "trainer.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1, "trainer.yaml:15: NG114 Trainer/t: spec.workers[1].template.spec.resources.requests.cpu: 3 -> 2\n")
+    assert path.read_text() == lines(source).replace(
+        '{limits: {cpu: "2", memory: 1Gi}, requests: {cpu: "3", memory: 1Gi}}',
+        '{limits: {cpu: "2", memory: 1Gi}, requests: {cpu: "2", memory: 1Gi}}')
+
+
+# ------------------------------------------------------------------------------- pools
+
+POOLS_CONFIG = """\
+apiVersion: numaguard.io/v1alpha1
+kind: Config
+kubernetesVersion: "1.37"
+pools:
+  - name: numa        # no SMT
+    nodeLabels: {pool: numa}
+    taint: {key: pool, value: numa, effect: NoSchedule}
+    kubeletConfigs: ["numa/*.yaml"]
+    node: numa-node.yaml
+  - name: edge        # two threads per core, full-pcpus-only, one NUMA node
+    nodeLabels: {pool: edge}
+    taint: {key: pool, value: edge, effect: NoSchedule}
+    kubeletConfigs: ["edge/*.yaml"]
+    node: edge-node.yaml
+"""
+
+POOL_NODE = """\
+apiVersion: numaguard.io/v1alpha1
+kind: NodeProfile
+metadata: {{name: {name}}}
+spec:
+  topology: {{sockets: {sockets}, numaNodesPerSocket: 1, coresPerNumaNode: 8, threadsPerCore: {threads}, memoryPerNumaNode: 64Gi}}
+  kubeletConfig: {pool}/kubelet.yaml
+"""
+
+POOL_KUBELET = """\
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+featureGates:
+  PodLevelResourceManagers: true
+cpuManagerPolicy: static
+cpuManagerPolicyOptions:
+  full-pcpus-only: "true"
+memoryManagerPolicy: Static
+topologyManagerPolicy: single-numa-node
+topologyManagerScope: pod
+reservedSystemCPUs: "0,8"
+kubeReserved: {memory: 1Gi}
+evictionHard: {memory.available: 100Mi}
+reservedMemory:
+  - numaNode: 0
+    limits: {memory: 1124Mi}
+"""
+
+POOL_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  tolerations: [{{key: pool, value: {pool}, effect: NoSchedule}}]
+  nodeSelector: {{pool: {pool}}}
+{resources}  containers:
+  - name: app
+    image: registry.example.com/app:1
+{container}"""
+
+
+def pools(tmp_path) -> None:
+    (tmp_path / ".numaguard.yaml").write_text(POOLS_CONFIG)
+    for name, sockets, threads in (("numa", 2, 1), ("edge", 1, 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / f"{name}-node.yaml").write_text(POOL_NODE.format(name=f"{name}-node", sockets=sockets,
+                                                                     threads=threads, pool=name))
+        (tmp_path / name / "kubelet.yaml").write_text(POOL_KUBELET)
+
+
+def test_a_pod_is_fixed_as_its_pool_s_node_allows(tmp_path):
+    """The same fractional pod: rounded up to 3 CPUs in the numa pool; in the edge pool 3 CPUs
+    on two threads per core with full-pcpus-only would be rejected (NG303), so it is left."""
+    pools(tmp_path)
+    budget = '  resources:\n    requests: {cpu: 2500m, memory: 2Gi}\n    limits: {cpu: 2500m, memory: 2Gi}\n'
+    (tmp_path / "pods.yaml").write_text("---\n".join(
+        POOL_POD.format(name=f"to-{pool}", pool=pool, resources=budget, container="") for pool in ("numa", "edge")))
+    result = run_cli("fix", "pods.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1, "pods.yaml:8: NG104 Pod/to-numa: spec.resources.requests.cpu: 2500m -> 3; "
+           "spec.resources.limits.cpu: 2500m -> 3\n")
+    assert result.stderr == (
+        "pods.yaml:21: NG104 left alone: the fix would raise NG303: cpuManagerPolicyOptions full-pcpus-only is "
+        "on and node edge-node has 2 threads per core: the pod's whole-CPU budget (3) is not a multiple of 2, so "
+        "the kubelet rejects the pod with SMTAlignmentError: \"SMT Alignment Error: requested 3 cpus not "
+        "multiple cpus per core = 2\"\n"
+        "numaguard fix: 1 fix(es) in 1 file(s) to apply (--diff shows them, --write applies them); "
+        "1 finding(s) left alone\n")
+
+
+def test_only_a_pod_of_a_pool_gets_a_pod_level_budget(tmp_path):
+    """NG101 holds for pods that tolerate a pool's taint (and select its nodes); a pod of no
+    pool has no finding and nothing is added to it."""
+    pools(tmp_path)
+    container = "    resources:\n      limits: {cpu: \"2\", memory: 1Gi}\n"
+    free = ("apiVersion: v1\nkind: Pod\nmetadata: {name: free}\nspec:\n  containers:\n  - name: app\n"
+            "    image: registry.example.com/app:1\n" + container)
+    (tmp_path / "pods.yaml").write_text(POOL_POD.format(name="edge-pod", pool="edge", resources="",
+                                                        container=container) + "---\n" + free)
+    result = run_cli("fix", "--write", "pods.yaml", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        1, "pods.yaml:5: NG101 Pod/edge-pod: spec.resources.requests.cpu: (not set) -> 2; "
+           "spec.resources.requests.memory: (not set) -> 1Gi; spec.resources.limits.cpu: (not set) -> 2; "
+           "spec.resources.limits.memory: (not set) -> 1Gi\n")
+    assert (tmp_path / "pods.yaml").read_text().split("---\n") == [
+        POOL_POD.format(name="edge-pod", pool="edge", resources="", container=container)
+        + '  resources:\n    requests:\n      cpu: "2"\n      memory: 1Gi\n    limits:\n      cpu: "2"\n'
+          "      memory: 1Gi\n", free]
+
+
+def test_a_kubelet_configuration_is_fixed_with_its_pool_s_node(tmp_path):
+    """reservedMemory on NUMA node 1: the numa pool's machines have it (the total is fixed in
+    place), the edge pool's single-NUMA machines do not (left alone)."""
+    pools(tmp_path)
+    candidate = POOL_KUBELET.replace("- numaNode: 0\n    limits: {memory: 1124Mi}",
+                                     "- numaNode: 1     # the system's node\n    limits: {memory: 1Gi}")
+    for pool in ("numa", "edge"):
+        (tmp_path / pool / "candidate.yaml").write_text(candidate)
+    result = run_cli("fix", "--diff", "numa", "edge", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (1, (
+        "--- a/numa/candidate.yaml\n+++ b/numa/candidate.yaml\n@@ -13,4 +13,4 @@\n"
+        " evictionHard: {memory.available: 100Mi}\n reservedMemory:\n   - numaNode: 1     # the system's node\n"
+        "-    limits: {memory: 1Gi}\n+    limits: {memory: 1124Mi}\n"))
+    assert result.stderr == (
+        "edge/candidate.yaml:15: NG208 left alone: the fix would not clear it: the kubelet refuses to start: the "
+        "reserved memory configuration references a NUMA node 1 that does not exist on this machine (NUMA "
+        "nodes: 0)\n"
+        "numaguard fix: 1 fix(es) in 1 file(s) to apply (shown above); 1 finding(s) left alone\n")
+
+
+def test_pool_option_makes_a_folder_s_configurations_the_pool_s(tmp_path):
+    """A KubeletConfiguration that shows no intent is held to the pool requirements only as a
+    pool's: fixed with --pool NAME=DIR (named once though given twice), not without."""
+    pools(tmp_path)
+    (tmp_path / "other").mkdir()
+    source = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: none\n"
+    (tmp_path / "other" / "plain.yaml").write_text(source)
+    alone = run_cli("fix", "--write", "other", cwd=tmp_path)
+    assert (alone.returncode, alone.stdout) == (0, "")
+    assert alone.stderr == "numaguard fix: 0 fix(es) in 0 file(s) applied; 0 finding(s) left alone\n"
+    pooled = run_cli("fix", "--write", "--pool", "numa=other", "other/plain.yaml", cwd=tmp_path)
+    assert (pooled.returncode, pooled.stdout.splitlines()) == (1, [
+        "other/plain.yaml:1: NG202 KubeletConfiguration: featureGates.PodLevelResourceManagers: (not set) -> true",
+        "other/plain.yaml:1: NG205 KubeletConfiguration: topologyManagerScope: (not set) -> pod",
+        "other/plain.yaml:1: NG204 KubeletConfiguration: memoryManagerPolicy: (not set) -> Static; "
+        "reservedMemory: (not set) -> [{numaNode: 0, limits: {memory: 100Mi}}]"])
+    assert pooled.stderr == "numaguard fix: 3 fix(es) in 1 file(s) applied; 0 finding(s) left alone\n"
+    assert (tmp_path / "other" / "plain.yaml").read_text() == source + (
+        "featureGates:\n  PodLevelResourceManagers: true\ntopologyManagerScope: pod\nmemoryManagerPolicy: Static\n"
+        "reservedMemory:\n- numaNode: 0\n  limits:\n    memory: 100Mi\n")

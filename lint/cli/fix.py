@@ -47,9 +47,18 @@ def fix_file(path: str, settings: FixSettings) -> FileOutcome:
     except OSError as e:
         outcome.problem = f"{path}: cannot read: {e.strerror or e}"
         return outcome
-    except UnicodeDecodeError:
-        return outcome                      # `numaguard lint` reports it (NG001); nothing to fix
+    except UnicodeDecodeError as e:
+        outcome.left.append(LeftAlone("NG001", None, None, "", "", f"not UTF-8 ({e.reason} at byte "
+                                      f"{e.start}): numaguard fix rewrites only files it can read"))
+        return outcome
     documents, errors = load_text(raw, path)
+    if errors:
+        # What follows a YAML syntax error is not read at all, and a document that cannot be
+        # built (a repeated key) has no one meaning: the file is left as it is.
+        outcome.left += [LeftAlone("NG001", e.line, None, "", e.message, f"a part of the file cannot be "
+                                   f"read ({e.message}): numaguard fix rewrites only files it reads whole")
+                         for e in errors]
+        return outcome
     try:
         dropins, dropin_errors, _ = _dropins(path, documents)
     except InputProblem as e:

@@ -261,6 +261,8 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
     paths = tuple(paths) + pool_paths
     if not paths:
         raise UsageProblem("give at least one PATH (or --pool DIR)")
+    import os
+
     from numaguard.lint.cli.fix import run_fix
     from numaguard.lint.engine import Selection, rule_context
     from numaguard.lint.fixing import FIXES, FixSettings
@@ -276,6 +278,8 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
         files = list(input_files(list(paths), config.exclude))
     except FileNotFoundError as e:
         raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    # a file named twice (itself and its folder, or a --pool folder) is fixed once
+    files = list({os.path.realpath(f): f for f in reversed(files)}.values())[::-1]
     if STDIN_ARGUMENT in files:
         raise UsageProblem("numaguard fix rewrites files: give paths, not -")
     raise SystemExit(run_fix(files, settings, "diff" if diff else "write" if write else None))
