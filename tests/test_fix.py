@@ -1028,3 +1028,25 @@ def test_pool_option_makes_a_folder_s_configurations_the_pool_s(tmp_path):
     assert (tmp_path / "other" / "plain.yaml").read_text() == source + (
         "featureGates:\n  PodLevelResourceManagers: true\ntopologyManagerScope: pod\nmemoryManagerPolicy: Static\n"
         "reservedMemory:\n- numaNode: 0\n  limits:\n    memory: 100Mi\n")
+
+
+def test_a_new_reservation_goes_on_a_numa_node_of_the_pool_s_machines(tmp_path):
+    """NG204 on two pools' configurations: the edge pool's machines (lscpu) have NUMA node 1
+    only, so its reservation goes there; the other pool, without a node description, gets 0."""
+    (tmp_path / ".numaguard.yaml").write_text(
+        "apiVersion: numaguard.io/v1alpha1\nkind: Config\npools:\n"
+        "  - {name: numa, kubeletConfigs: [\"numa/*.yaml\"]}\n"
+        "  - {name: edge, kubeletConfigs: [\"edge/*.yaml\"], node: edge-node.lscpu}\n")
+    (tmp_path / "edge-node.lscpu").write_text("# CPU,Core,Socket,Node\n0,0,0,1\n1,1,0,1\n2,2,0,1\n3,3,0,1\n")
+    source = ('apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\n'
+              'reservedSystemCPUs: "0"\nmemoryManagerPolicy: None\n')
+    for pool in ("numa", "edge"):
+        (tmp_path / pool).mkdir()
+        (tmp_path / pool / "kubelet.yaml").write_text(source)
+    result = run_cli("fix", "--write", "--select", "NG204", "numa", "edge", cwd=tmp_path)
+    assert (result.returncode, result.stdout.splitlines()) == (1, [
+        f"{pool}/kubelet.yaml:5: NG204 KubeletConfiguration: memoryManagerPolicy: None -> Static; reservedMemory: "
+        f"(not set) -> [{{numaNode: {numa}, limits: {{memory: 100Mi}}}}]" for pool, numa in (("numa", 0), ("edge", 1))])
+    for pool, numa in (("numa", 0), ("edge", 1)):
+        assert (tmp_path / pool / "kubelet.yaml").read_text() == source.replace("None", "Static") + (
+            f"reservedMemory:\n- numaNode: {numa}\n  limits:\n    memory: 100Mi\n")
