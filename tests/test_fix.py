@@ -1028,6 +1028,8 @@ def test_pool_option_makes_a_folder_s_configurations_the_pool_s(tmp_path):
     assert (tmp_path / "other" / "plain.yaml").read_text() == source + (
         "featureGates:\n  PodLevelResourceManagers: true\ntopologyManagerScope: pod\nmemoryManagerPolicy: Static\n"
         "reservedMemory:\n- numaNode: 0\n  limits:\n    memory: 100Mi\n")
+    again = run_cli("fix", "--diff", "--pool", "numa=other", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")
 
 
 def test_a_new_reservation_goes_on_a_numa_node_of_the_pool_s_machines(tmp_path):
@@ -1050,3 +1052,5 @@ def test_a_new_reservation_goes_on_a_numa_node_of_the_pool_s_machines(tmp_path):
     for pool, numa in (("numa", 0), ("edge", 1)):
         assert (tmp_path / pool / "kubelet.yaml").read_text() == source.replace("None", "Static") + (
             f"reservedMemory:\n- numaNode: {numa}\n  limits:\n    memory: 100Mi\n")
+    again = run_cli("fix", "--diff", "--select", "NG204", "numa", "edge", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "")
