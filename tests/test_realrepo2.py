@@ -284,3 +284,25 @@ def test_directory_walks_skip_dependency_folders_unless_asked(tmp_path):
     walked = _json(run_cli("lint", "--format", "json", ".", cwd=repo))["summary"]
     assert (walked["files"], walked["skippedByReason"], "unwalked" in walked) == (
         3, {**summary()["skippedByReason"], "unknown-kind": 2, "not-kubernetes": 1}, False)
+
+
+def test_fix_walks_what_lint_walks(tmp_path):
+    # `numaguard fix` rewrites files: a vendored copy of someone else's manifest is not one of
+    # them unless lintDependencies says so
+    from click.testing import CliRunner
+
+    from numaguard.lint.cli.main import main
+
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  annotations:\n    numaguard.io/scope: managed\n"
+           "spec:\n  resources:\n    requests: {cpu: \"2\", memory: 1Gi}\n    limits: {cpu: \"2\", memory: 4Gi}\n"
+           "  containers:\n  - {name: app, image: registry.example.com/web:1}\n")
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "pod.yaml").write_text(pod)
+    (tmp_path / "pod.yaml").write_text(pod)
+    result = CliRunner().invoke(main, ["fix", "--diff", str(tmp_path)])
+    assert [line for line in result.stdout.splitlines() if line.startswith("+++")] == [
+        f"+++ b{tmp_path / 'pod.yaml'}"]
+    (tmp_path / ".numaguard.yaml").write_text("lintDependencies: true\n")
+    result = CliRunner().invoke(main, ["fix", "--diff", "--config", str(tmp_path / ".numaguard.yaml"), str(tmp_path)])
+    assert [line for line in result.stdout.splitlines() if line.startswith("+++")] == [
+        f"+++ b{tmp_path / 'pod.yaml'}", f"+++ b{tmp_path / 'vendor' / 'pod.yaml'}"]
