@@ -181,7 +181,7 @@ def test_everything_agrees(node_root):
     ]
     assert [c["memoryCheckpoint"] for c in report["containers"]] == ["agrees"] * 5
     assert report["findings"] == []
-    assert report["summary"] == {"containers": 5, "agree": 5, "differ": 0, "unchecked": 0, "findings": 0,
+    assert report["summary"] == {"containers": 5, "agree": 5, "differ": 0, "warn": 0, "unchecked": 0, "findings": 0,
                                  "complete": True, "notRead": [], "exitCode": 0,
                                  "line": "5 container(s): 5 agree, 0 differ, 0 unchecked; 0 finding(s)"}
 
