@@ -32,8 +32,8 @@ GiB, MiB = 2**30, 2**20
 REAL_CPUS = sorted(os.sched_getaffinity(0))
 
 # The child: pin the process (its threads inherit it), name and start the threads (each may pin
-# itself and burn CPU for a while), touch its memory page by page, then print its pid and wait
-# for stdin to close.
+# itself, burn CPU for a while, and spin on for as long as the process lives), touch its memory
+# page by page, then print its pid and wait for stdin to close.
 CHILD = r"""
 import json, os, sys, threading, time
 spec = json.loads(sys.argv[1])
@@ -55,6 +55,8 @@ def worker(t):
         pass
     time.sleep(0.02)
     done.append(t["name"])
+    while t.get("spin") and not stop.is_set():
+        pass
     stop.wait()
 for t in spec.get("threads", []):
     threading.Thread(target=worker, args=(t,), daemon=True).start()

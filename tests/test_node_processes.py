@@ -200,6 +200,37 @@ def test_a_cgroup_wider_than_the_assignment(top):
 
 
 @two_cpus
+def test_a_shared_container_caught_on_an_exclusive_cpu(top):
+    """The sidecar's cgroup still holds B, the app's, and one of its threads ran there."""
+    wide = format_cpuset([A, B])
+    pod = pinned_pod()
+    pod.containers[1].effective = wide
+    pod.containers[1].child = Child(cpus=[A], comm="sidecar", threads=[{"name": "shipper", "cpus": [B]}])
+    with running(top, [pod]) as node:
+        result = inspect(node)
+        shipper = tid_named(pod.containers[1], "shipper")
+    assert result.exit_code == 1
+    assert [f for f in findings(result.output) if "NG414" in f] == [
+        f"  pod/shop/pinned-0  NG414  error  container sidecar of pod shop/pinned-0: its cgroup's cpuset.cpus.effective "
+        f"{wide} holds CPUs {B}, exclusive to container app of pod shop/pinned-0; last ran there: tid {shipper} "
+        f"(shipper) on CPU {B}"]
+
+
+@two_cpus
+def test_the_hottest_threads_are_those_of_the_sample(top):
+    """One thread spins through the sample; the one that burned a second before it comes after."""
+    pod = pinned_pod(child=Child(cpus=[B], comm="app", threads=[{"name": "burn", "burn": 1.0},
+                                                                  {"name": "spin", "spin": True}]))
+    pod.containers.pop()
+    with running(top, [pod]) as node:
+        result = inspect(node, "--format", "json", sample="0.5s")
+    hottest = json.loads(result.stdout)["containers"][0]["kernel"]["hottestThreads"]
+    assert [h["comm"] for h in hottest][0] == "spin"
+    assert hottest[0]["sampleCpuSeconds"] >= 0.1                 # spinning on B throughout the sample
+    assert [h["sampleCpuSeconds"] for h in hottest] == sorted((h["sampleCpuSeconds"] for h in hottest), reverse=True)
+
+
+@two_cpus
 def test_memory_nodes_other_than_assigned_are_ng413(top):
     pod = pinned_pod(mems="0-1")
     with running(top, [pod], numa_of={A: 0, B: 0}) as node:
@@ -457,6 +488,66 @@ def test_the_kubelets_cgroup_layouts(top, layout, qos, cgroup):
     assert report["sources"][6]["message"] == f"cgroup v2, {layout} layout ({pods_root}); 2 container cgroup(s)"
 
 
+@two_cpus
+def test_a_cri_o_container_with_its_processes_one_level_down(top):
+    """CRI-O names the container's cgroup crio-<id>.scope and conmon's crio-conmon-<id>.scope
+    (not the container); crun puts the processes in a `container` cgroup below the scope."""
+    pod = pinned_pod()
+    pod.containers.pop()
+    with running(top, [pod]) as node:
+        app = pod.containers[0]
+        scope = node.container_cgroup(pod, app)
+        crio = scope.with_name(f"crio-{app.id}.scope")
+        scope.rename(crio)
+        (crio / "container").mkdir()
+        (crio / "cgroup.procs").rename(crio / "container/cgroup.procs")
+        (crio / "cgroup.procs").write_text("")
+        conmon = crio.with_name(f"crio-conmon-{app.id}.scope")
+        conmon.mkdir()
+        (conmon / "cgroup.procs").write_text(f"{os.getpid()}\n")
+        result = inspect(node, "--format", "json")
+    kernel = json.loads(result.stdout)["containers"][0]["kernel"]
+    assert result.exit_code == 0, result.stdout
+    assert kernel["cgroup"].endswith(f"/crio-{app.id}.scope") and (kernel["processes"], kernel["threads"]) == (1, 3)
+
+
+@two_cpus
+def test_numa_maps_that_cannot_be_read_leave_the_locality_unchecked(top):
+    """A process whose numa_maps does not open (here: a directory stands for it; on a node,
+    EACCES without ptrace access) leaves that container's memory unjudged, and says why."""
+    pod = pinned_pod()
+    pod.containers.pop()
+    with running(top, [pod], proc="dir") as node:
+        app = pod.containers[0]
+        copy = node.root / f"proc/{app.pid}"
+        copy.unlink()
+        copy.mkdir()
+        (copy / "task").symlink_to(f"/proc/{app.pid}/task")
+        (copy / "numa_maps").mkdir()
+        result = inspect(node)
+    assert result.exit_code == 3
+    assert section(result.output, "shop/pinned-0", "app")[5] == (
+        f"      memory locality:   unchecked: /proc/{app.pid}/numa_maps: Is a directory")
+
+
+def test_numa_maps_refused_by_the_ptrace_check_says_what_the_reader_needs(monkeypatch):
+    """proc_mem_open refuses numa_maps without ptrace read access (EACCES); root here always has
+    it, so the refusal is played by the open itself."""
+    from numaguard.lint.node.kernel import read_numa_maps
+
+    real = Path.read_text
+
+    def refuse(self, *args, **kwargs):
+        if self.name == "numa_maps":
+            raise PermissionError(13, "Permission denied")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    assert read_numa_maps(Path("/proc"), os.getpid()) == (
+        f"/proc/{os.getpid()}/numa_maps: Permission denied (the reader needs ptrace access: CAP_SYS_PTRACE, and no "
+        "AppArmor profile that forbids it)")
+
+
 def write_v1_tree(root: Path, hybrid: bool) -> None:
     """A legacy hierarchy as this machine mounts it: a tmpfs with one directory per controller,
     and with systemd's hybrid mode a cgroup v2 at unified/ without controllers."""
@@ -588,3 +679,64 @@ def test_every_process_rule_is_exercised_here():
     source = Path(__file__).read_text()
     assert [r.id for r in RULES] == ["NG412", "NG413", "NG414", "NG415", "NG416", "NG417", "NG418"]
     assert all(f"{r.id}  " in source or f'"{r.id}"' in source for r in RULES)
+
+
+# ------------------------------------------------------------------------------- the reports
+
+@two_cpus
+@one_numa
+def test_findings_in_sarif_policyreport_and_html(top, tmp_path):
+    """One node, seven findings: each where every format puts it, with its exact text; the
+    HTML page in Chromium, its NUMA map showing the app's memory on NUMA 0, outside its NUMA 1."""
+    from test_html_report import decode_png, open_in_browser, screenshot
+
+    wide = format_cpuset([A, B])
+    pod = pinned_pod(memory_numa=[1], mems="1", effective=wide, child=Child(cpus=[A], mib=32, comm="app"))
+    pod.containers[1].effective = wide
+    with running(top, [pod], numa_of={A: 0, B: 1}) as node:
+        out = {fmt: inspect(node, "--format", fmt) for fmt in ("json", "sarif", "policyreport", "html")}
+    report = json.loads(out["json"].stdout)
+    found = [(f["rule"], f["severity"], f["container"], f["message"], f["remediation"]) for f in report["findings"]]
+    assert [(rule, container) for rule, _s, container, _m, _r in found] == [
+        ("NG412", "app"), ("NG415", "app"), ("NG416", "app"), ("NG417", "app"),
+        ("NG412", "sidecar"), ("NG414", "sidecar"), ("NG416", "sidecar")]
+    assert found[0][3] == (f"container app of pod shop/pinned-0: its cgroup's cpuset.cpus.effective is {wide}, but it "
+                           f"was assigned {B} (its exclusive CPUs in the checkpoint): CPUs {A} are not its own")
+    line = report["summary"]["line"]
+    assert line == "2 container(s): 0 agree, 2 differ, 0 unchecked; 7 finding(s)"
+    for fmt in ("sarif", "policyreport", "html"):
+        assert out[fmt].exit_code == 1
+        assert out[fmt].stderr.splitlines() == [f"numaguard: {line}"]
+
+    sarif = json.loads(out["sarif"].stdout)["runs"][0]
+    assert [(r["ruleId"], r["level"], r["message"]["text"], r["locations"][0]["physicalLocation"]["artifactLocation"])
+            for r in sarif["results"]] == [
+        (rule, {"error": "error", "warning": "warning", "info": "note"}[severity], f"{message} Fix: {fix}",
+         {"uri": "pod/shop/pinned-0"}) for rule, severity, _c, message, fix in found]
+    assert {"NG412", "NG418"} <= {r["id"] for r in sarif["tool"]["driver"]["rules"]}
+
+    (policy,) = list(yaml.safe_load_all(out["policyreport"].stdout))
+    assert (policy["kind"], policy["metadata"]["namespace"]) == ("PolicyReport", "shop")
+    assert policy["summary"] == {"pass": 2, "fail": 4, "warn": 1, "error": 0, "skip": 0}
+    assert [(r["rule"], r["result"], r["severity"], r["message"], r["properties"]["container"], r["resources"])
+            for r in policy["results"]] == [
+        (rule, {"error": "fail", "warning": "warn", "info": "pass"}[severity],
+         {"error": "high", "warning": "medium", "info": "info"}[severity], message, container,
+         [{"apiVersion": "v1", "kind": "Pod", "name": "pinned-0", "namespace": "shop"}])
+        for rule, severity, container, message, _fix in found]
+
+    html = out["html"].stdout
+    rows = re.findall(r'<tr class="finding[^"]*"><td>(NG4\d\d) .*?</td><td class="sev-(\w+)">.*?<td>(.*?)</td><td>(.*?)'
+                      r"</td><td>", html)
+    node_section = html.split('<details class="node')[1].split("</details>")[0]
+    by_order = sorted(found, key=lambda f: ({"error": 0, "warning": 1, "info": 2}[f[1]], f[0]))
+    assert [(r[0], r[1]) for r in re.findall(r'<tr class="finding[^"]*"><td>(NG4\d\d) .*?<td class="sev-(\w+)">',
+                                             node_section)] == [(f[0], f[1]) for f in by_order]
+    assert len(rows) == 2 * len(found)              # in the node's section and again by workload
+    assert f"Pod/shop/pinned-0 container app</td><td>{found[3][3]}</td>" in node_section
+    assert 'class="mem m-r"' in node_section and 'class="mem m-u"' in node_section   # app remote, sidecar unpinned
+    browser = open_in_browser(html, tmp_path)
+    assert browser["data-errors"] == [] and browser["data-maps"] == "1" and browser["data-rows"] == str(2 * len(found))
+    width, height, pixels, bpp = decode_png(screenshot(html, tmp_path))
+    purple = sum(row[i:i + 3] == bytes.fromhex("9333ea") for row in pixels for i in range(0, width * bpp, bpp))
+    assert purple >= 144 + 400          # the legend's square, and the app's bar (60 x 8): memory outside its NUMA

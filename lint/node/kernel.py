@@ -131,5 +131,8 @@ def read_numa_maps(proc: Path, pid: int) -> NumaPages | str:
         return parse_numa_maps((proc / str(pid) / "numa_maps").read_text(encoding="utf-8", errors="replace"))
     except FileNotFoundError:
         return NumaPages()                          # gone meanwhile (or a kernel without NUMA)
-    except OSError as exc:                          # EACCES: another user's process without CAP_SYS_PTRACE
+    except PermissionError as exc:                  # proc_mem_open: no ptrace read access to the process
+        return (f"/proc/{pid}/numa_maps: {exc.strerror or exc} (the reader needs ptrace access: CAP_SYS_PTRACE, "
+                "and no AppArmor profile that forbids it)")
+    except OSError as exc:
         return f"/proc/{pid}/numa_maps: {exc.strerror or exc}"

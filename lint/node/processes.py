@@ -322,7 +322,7 @@ def _verdicts(view: KernelView, a: Assignment, found: list, unreadable: str | No
     spread = ", ".join(f"NUMA {n} {human_bytes(view.memory.get(n, 0) + view.hugepages.get(n, 0))}"
                        for n in sorted(set(view.memory) | set(view.hugepages)))
     if unreadable:
-        checks["memoryLocality"] = Verdict(UNCHECKED, unreadable + " (the reader needs CAP_SYS_PTRACE)")
+        checks["memoryLocality"] = Verdict(UNCHECKED, unreadable)
     elif not a.home:
         checks["memoryLocality"] = Verdict(MEASURED, f"{human_bytes(total)} resident ({spread or 'none'}); no NUMA "
                                                      "node assigned")

@@ -10,8 +10,8 @@ named on hover) is one rectangle, filled through its class (`MAP_CSS`) with a pa
 
 When the node's resident memory was measured (`node inspect --processes`: `occ.resident`),
 each NUMA box lists below its CPUs the containers with memory there, largest first, a bar per
-container against the NUMA node's memory: green on one of its own NUMA nodes, red outside
-them, grey for a container pinned to none.
+container against the largest: teal on one of its own NUMA nodes, purple outside them, light
+grey for a container pinned to none.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ LABELS = {"reserved": "reserved (system)", "exclusive": "exclusive to a pod",
 
 
 MEMORY_COLORS = {"local": "#0d9488", "remote": "#9333ea", "unpinned": "#cbd5e1"}
-MEMORY_LABELS = {"local": "on its own NUMA node", "remote": "outside its NUMA nodes", "unpinned": "not pinned"}
+MEMORY_LABELS = {"local": "its own NUMA node", "remote": "outside its NUMA nodes", "unpinned": "not pinned"}
 MEM_ROW, MEM_BAR, MEM_WIDTH, MEM_SHOWN = 14, 60, 260, 8
 
 # The page's CSS for the map's cells: one class per state ("c-" and its initial), and the
@@ -104,7 +104,7 @@ def node_svg(occ) -> str:
                         parts.append(f"{rect}><title>{escape(holder)}: {LABELS[state]}</title></rect>"
                                      if holder else rect + "/>")
             if memory is not None:
-                parts.append(_memory_svg(memory, memory_top, _numa_memory(occ, numa)))
+                parts.append(_memory_svg(memory, memory_top))
             parts.append("</g>")
             boxes.append("".join(parts))
             x += width + PAD
@@ -125,13 +125,11 @@ def _memory_rows(occ, numa: int) -> list[tuple[str, int, str]]:
     return sorted(rows, key=lambda row: (-row[1], row[0]))
 
 
-def _numa_memory(occ, numa: int) -> int:
-    return next((n.memory for n in occ.topology.numa_nodes if n.id == numa), 0)
-
-
-def _memory_svg(rows: list[tuple[str, int, str]], top: int, total: int) -> str:
+def _memory_svg(rows: list[tuple[str, int, str]], top: int) -> str:
+    """The rows of one NUMA node, each bar against the largest there (the NUMA node's own size
+    would leave a container of megabytes on a node of hundreds of gigabytes without a bar)."""
     parts = [f'<text x="{PAD}" y="{top + 10}" class="numa-free">resident memory</text>']
-    biggest = max([total] + [size for _label, size, _state in rows]) or 1
+    biggest = max([size for _label, size, _state in rows], default=1)
     for i, (label, size, state) in enumerate(rows[:MEM_SHOWN]):
         y = top + MEM_ROW * (i + 1)
         bar = max(2, round(MEM_BAR * size / biggest))
@@ -150,7 +148,7 @@ def legend_svg(memory: bool = False) -> str:
     """The CPU states' colours; with `memory`, the memory bars' too."""
     entries = [(COLORS[state], f"cpu {state}", label) for state, label in LABELS.items()]
     if memory:
-        entries += [(MEMORY_COLORS[state], f"mem {state}", f"memory {label}") for state, label in MEMORY_LABELS.items()]
+        entries += [(MEMORY_COLORS[state], f"mem {state}", f"memory: {label}") for state, label in MEMORY_LABELS.items()]
     items = []
     for i, (color, css, label) in enumerate(entries):
         x = 4 + i * 190

@@ -216,9 +216,12 @@ def enforced_set_findings(pairs: list[tuple[KernelView, Assignment]]) -> list[Po
         for owner, owned in pairs:
             held = view.cpus_effective & owned.exclusive
             if owner is not view and held:
+                seen = [t for t in view.threads if t.last_cpu in held]
                 out.append(_v(EXCLUSIVE_SHARED, view, ("cpuset.cpus.effective",),
                               f"its cgroup's cpuset.cpus.effective {format_cpuset(view.cpus_effective)} holds CPUs "
-                              f"{format_cpuset(held)}, exclusive to {owner.who}"))
+                              f"{format_cpuset(held)}, exclusive to {owner.who}" + (
+                                  f"; last ran there: {_named(seen, lambda t: f'{t.label()} on CPU {t.last_cpu}')}"
+                                  if seen else "")))
     return out
 
 
