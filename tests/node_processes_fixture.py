@@ -119,6 +119,8 @@ class Pod:
     name: str
     containers: list[Container]
     qos: str = "guaranteed"
+    pod_cpus: list[int] = field(default_factory=list)          # KEP-5526 podEntries: the pod's CPU set
+    pod_memory_numa: list[int] = field(default_factory=list)   # and its pod-level memory's NUMA nodes
     uid: str = field(default_factory=lambda: "-".join(secrets.token_hex(n) for n in (4, 2, 2, 2, 6)))
 
 
@@ -194,14 +196,21 @@ class HostNode:
     def write_checkpoints(self) -> None:
         state = self.root / "var/lib/kubelet"
         exclusive = {c_cpu for pod in self.pods for c in pod.containers for c_cpu in c.exclusive}
+        exclusive |= {cpu for pod in self.pods for cpu in pod.pod_cpus}
         entries = {pod.uid: {c.name: format_cpuset(c.exclusive) for c in pod.containers if c.exclusive}
                    for pod in self.pods}
         (state / "cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
-            "static", format_cpuset(set(self.numa_of) - exclusive), {u: e for u, e in entries.items() if e})))
+            "static", format_cpuset(set(self.numa_of) - exclusive), {u: e for u, e in entries.items() if e},
+            {pod.uid: format_cpuset(pod.pod_cpus) for pod in self.pods if pod.pod_cpus})))
         nodes = sorted(set(self.numa_of.values()))
         held = {n: 0 for n in nodes}
         memory_entries: dict = {}
+        memory_pods = {}
         for pod in self.pods:
+            if pod.pod_memory_numa:
+                held[pod.pod_memory_numa[0]] += 256 * MiB
+                memory_pods[pod.uid] = {"memoryBlocks": [
+                    {"numaAffinity": pod.pod_memory_numa, "type": "memory", "size": 256 * MiB}]}
             for c in pod.containers:
                 if c.memory_numa:
                     held[c.memory_numa[0]] += 256 * MiB
@@ -217,7 +226,7 @@ class HostNode:
                                    "total": 16 * GiB, "systemReserved": reserved, "allocatable": allocatable,
                                    "reserved": held[n], "free": allocatable - held[n]}}}
         (state / "memory_manager_state").write_text(json.dumps(memory_checkpoint_json("Static", machine,
-                                                                                      memory_entries)))
+                                                                                      memory_entries, memory_pods)))
 
     def write_links(self) -> None:
         """/var/log/containers/<pod>_<namespace>_<container>-<id>.log -> the pod log file."""

@@ -231,6 +231,32 @@ def test_the_hottest_threads_are_those_of_the_sample(top):
 
 
 @two_cpus
+def test_a_container_in_its_pods_shared_pool(top):
+    """Pod-level resource managers (KEP-5526): the pod's CPUs A and B (podEntries), B exclusive
+    to the app, so the sidecar's pool is A; the pod's memory on NUMA 0 (memory podEntries). The
+    node's own shared pool is another CPU, of the description only."""
+    spare = max(REAL_CPUS) + 1
+    pod = pinned_pod(memory_numa=[])
+    pod.pod_cpus, pod.pod_memory_numa = [A, B], [0]
+    with running(top, [pod], numa_of={A: 0, B: 0, spare: 0}, reserved=spare) as node:
+        result = inspect(node, "--format", "json")
+        write_atomic(node.container_cgroup(pod, pod.containers[1]) / "cpuset.cpus.effective", f"{spare}\n")
+        moved = inspect(node)
+    app, sidecar = (c["kernel"]["assigned"] for c in json.loads(result.stdout)["containers"])
+    assert app == {"cpus": str(B), "cpusFrom": "its exclusive CPUs in the checkpoint", "exclusiveCpus": str(B),
+                   "numaNodes": [0], "numaFrom": "the pod's memory in the Memory Manager checkpoint",
+                   "homeNumaNodes": [0]}
+    assert sidecar == {"cpus": str(A), "cpusFrom": "the pod's shared pool: its podEntries less its exclusive CPUs",
+                       "exclusiveCpus": "", "numaNodes": [0], "numaFrom": "the pod's memory in the Memory Manager "
+                       "checkpoint", "homeNumaNodes": [0]}
+    assert result.exit_code == 0, result.stdout
+    assert findings(moved.output) == [
+        f"  pod/shop/pinned-0  NG412  error  container sidecar of pod shop/pinned-0: its cgroup's cpuset.cpus.effective "
+        f"is {spare}, but it was assigned {A} (the pod's shared pool: its podEntries less its exclusive CPUs): CPUs "
+        f"{spare} are not its own; CPUs {A} are missing"]
+
+
+@two_cpus
 def test_memory_nodes_other_than_assigned_are_ng413(top):
     pod = pinned_pod(mems="0-1")
     with running(top, [pod], numa_of={A: 0, B: 0}) as node:
