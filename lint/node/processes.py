@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from numaguard.lint.k8s.cpuset import format_cpuset
-from numaguard.lint.node.cgroups import CgroupTree, ContainerCgroup, read_cgroup, read_throttle, open_cgroups
+from numaguard.lint.node.cgroups import (CgroupTree, ContainerCgroup, ThrottleStat, open_cgroups, read_cgroup,
+                                         read_throttle)
 from numaguard.lint.node.kernel import CLOCK_TICKS, NumaPages, TaskState, read_numa_maps, read_threads
 from numaguard.lint.node.matching import AGREES, DIFFERS, MEASURED, SKIPPED, UNCHECKED, WARNS, Verdict
 from numaguard.lint.node.sources import Source, under
@@ -182,7 +183,7 @@ class _Target:
     container: str
     cgroup: ContainerCgroup
     ticks: dict[tuple[int, int], int] = field(default_factory=dict)     # (pid, tid) -> ticks at the start
-    throttle: Any = None                                                  # ThrottleStat at the start
+    throttle: ThrottleStat | None = None                                  # cpu.stat's counters at the start
 
 
 def inspect_processes(root: str, kc: dict | None, views: list, manifests: dict, cpu_checkpoint, memory_checkpoint,
@@ -228,7 +229,8 @@ def inspect_processes(root: str, kc: dict | None, views: list, manifests: dict, 
     for t in targets:
         view, problem, hidden_here = _read_view(t, tree, proc, options)
         results[t.index].view = view
-        unreadable.update({t.index: problem} if problem else {})
+        if problem:
+            unreadable[t.index] = problem
         hidden += hidden_here
         processes += view.processes
         threads += len(view.threads)
@@ -240,12 +242,13 @@ def inspect_processes(root: str, kc: dict | None, views: list, manifests: dict, 
     sources.append(Source(f"processes {proc}", True, message, whole=not hidden))
     findings = enforced_set_findings(pairs)
     for t, (view, a) in zip(targets, pairs):
-        found = (thread_findings(view, a) + locality_findings(view, a, max_remote=options.max_remote)
-                 + throttling_findings(view, a))
+        # memory read from some processes only is not judged: the rest could change the share
+        locality = [] if t.index in unreadable else locality_findings(view, a, max_remote=options.max_remote)
+        found = thread_findings(view, a) + locality + throttling_findings(view, a)
         findings += found
         mine = [f for f in findings if f.source == f"pod/{view.namespace}/{view.pod}"
                 and f.violation.container == view.container]
-        results[t.index].checks = _verdicts(view, a, mine, unreadable.get(t.index), options)
+        results[t.index].checks = _verdicts(view, a, mine, unreadable.get(t.index))
         # the hottest during the sample, then over their lifetime
         results[t.index].hottest = sorted(view.threads, key=lambda h: (-(h.window_seconds or 0), -h.cpu_seconds,
                                                                        h.tid))[:options.hottest]
@@ -272,9 +275,10 @@ def _read_view(t: _Target, tree: CgroupTree, proc: Path, options: ProcessOptions
         else:
             pages = pages.plus(got)
     sampled = options.sample > 0
-    # a thread born during the sample spent all its CPU time in it
+    # a thread born during the sample spent all its CPU time in it (a reused tid: none counted)
     threads = tuple(Thread(task.pid, task.tid, task.comm, task.cpus_allowed, task.last_cpu, task.cpu_seconds,
-                           (task.cpu_ticks - t.ticks.get((task.pid, task.tid), 0)) / CLOCK_TICKS if sampled else None)
+                           max(0, task.cpu_ticks - t.ticks.get((task.pid, task.tid), 0)) / CLOCK_TICKS
+                           if sampled else None)
                     for task in tasks)
     end = state.throttle
     throttling = None
@@ -290,8 +294,7 @@ def _read_view(t: _Target, tree: CgroupTree, proc: Path, options: ProcessOptions
 
 # ------------------------------------------------------------------------------- verdicts
 
-def _verdicts(view: KernelView, a: Assignment, found: list, unreadable: str | None,
-              options: ProcessOptions) -> dict[str, Verdict]:
+def _verdicts(view: KernelView, a: Assignment, found: list, unreadable: str | None) -> dict[str, Verdict]:
     rules = {f.rule.id for f in found}
 
     def cited(*ids: str) -> str:

@@ -103,8 +103,8 @@ THROTTLED = Rule(
     id="NG418", name="exclusive-cpus-throttled", severity=Severity.ERROR, target="node",
     title="A container with exclusive CPUs is CFS-throttled (nr_throttled rose during the sample)",
     rationale="A container that owns its CPUs has no one to share them with, so the kubelet sets no CFS quota "
-              "on it: DisableCPUQuotaWithExclusiveCPUs, beta and on since 1.33, is locked on in 1.37 "
-              "(pkg/features/kube_features.go), and generateLinuxContainerResources then passes CpuQuota -1, "
+              "on it: DisableCPUQuotaWithExclusiveCPUs, beta and on since 1.33, deprecated in 1.36, is locked "
+              "on in 1.37 (pkg/features/kube_features.go), and generateLinuxContainerResources then passes CpuQuota -1, "
               "which the runtime writes as cpu.max \"max\" (pkg/kubelet/kuberuntime/"
               "kuberuntime_container_linux.go); the pod's own cgroup drops its quota too "
               "(pod_container_manager_linux.go EnsureExists, PodHasExclusiveCPUs). A rising nr_throttled in its "
