@@ -28,7 +28,11 @@ from numaguard.lint.k8s.cpuset import CPUSetError, parse_cpuset
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")              # USER_HZ, the unit of utime and stime
 BASE_PAGE_KB = resource.getpagesize() // 1024       # 4 on x86-64; 64 on 64K-page arm64 kernels
-_NODE_PAGES = re.compile(r"N(\d+)=(\d+)\Z")
+# numa_maps words (each after a space: the line starts with the mapping's address); searched in
+# the line rather than word by word, as a node with many processes has many mappings to read
+_NODE_PAGES = re.compile(r" N(\d+)=(\d+)(?= |$)")
+_PAGE_KB = re.compile(r" kernelpagesize_kB=(\d+)(?= |$)")
+_HUGETLB = re.compile(r" huge(?= |$)")
 
 
 @dataclass(frozen=True)
@@ -93,14 +97,11 @@ def parse_numa_maps(text: str) -> NumaPages:
     memory: dict[int, int] = {}
     huge: dict[int, int] = {}
     for line in text.splitlines():
-        words = line.split()
-        page_kb = next((int(w.split("=", 1)[1]) for w in words if w.startswith("kernelpagesize_kB=")), BASE_PAGE_KB)
-        into = huge if "huge" in words or page_kb > BASE_PAGE_KB else memory
-        for word in words:
-            match = _NODE_PAGES.match(word)
-            if match:
-                node = int(match.group(1))
-                into[node] = into.get(node, 0) + int(match.group(2)) * page_kb * 1024
+        size = _PAGE_KB.search(line)
+        page_kb = int(size.group(1)) if size else BASE_PAGE_KB
+        into = huge if page_kb > BASE_PAGE_KB or _HUGETLB.search(line) else memory
+        for node, pages in _NODE_PAGES.findall(line):
+            into[int(node)] = into.get(int(node), 0) + int(pages) * page_kb * 1024
     return NumaPages(memory, huge)
 
 
