@@ -135,6 +135,9 @@ def test_json_report_holds_the_kernel_view(top):
         app = node.pods[0].containers[0]
         pod_uid = node.pods[0].uid
         expected_tids = tids(app)
+        mems = {tid: next(line.split(":", 1)[1].strip() for line in Path(f"/proc/{app.pid}/task/{tid}/status")
+                          .read_text().splitlines() if line.startswith("Mems_allowed_list:"))
+                for tid in expected_tids}
     assert result.exit_code == 0, result.output
     kernel = json.loads(result.stdout)["containers"][0]["kernel"]
     assert kernel["containerId"] == app.id
@@ -150,6 +153,8 @@ def test_json_report_holds_the_kernel_view(top):
     assert {h["tid"] for h in hottest} <= set(expected_tids)
     assert all(h["pid"] == app.pid and h["lastCpu"] == B and h["cpusAllowed"] == str(B)
                and h["sampleCpuSeconds"] is None for h in hottest)
+    # Mems_allowed_list as the kernel wrote it for the child's threads (this machine's cpuset)
+    assert [h["memsAllowed"] for h in hottest] == [mems[h["tid"]] for h in hottest]
     assert hottest[0]["cpuSeconds"] > hottest[1]["cpuSeconds"]
     assert list(kernel["memoryBytesByNuma"]) == ["0"] and kernel["memoryBytesByNuma"]["0"] >= 32 * MiB
     assert kernel["hugepageBytesByNuma"] == {}

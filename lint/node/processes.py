@@ -81,7 +81,8 @@ class ProcessResult:
                 "memsEffective": _cpus(v.mems_effective), "processes": v.processes, "threads": len(v.threads),
                 "hottestThreads": [{"pid": h.pid, "tid": h.tid, "comm": h.comm, "cpuSeconds": h.cpu_seconds,
                                     "sampleCpuSeconds": h.window_seconds, "lastCpu": h.last_cpu,
-                                    "cpusAllowed": format_cpuset(h.cpus_allowed)} for h in self.hottest],
+                                    "cpusAllowed": format_cpuset(h.cpus_allowed),
+                                    "memsAllowed": format_cpuset(h.mems_allowed)} for h in self.hottest],
                 "memoryBytesByNuma": {str(n): b for n, b in sorted(v.memory.items())},
                 "hugepageBytesByNuma": {str(n): b for n, b in sorted(v.hugepages.items())},
                 "throttling": None if t is None else {
@@ -278,7 +279,7 @@ def _read_view(t: _Target, tree: CgroupTree, proc: Path, options: ProcessOptions
     # a thread born during the sample spent all its CPU time in it (a reused tid: none counted)
     threads = tuple(Thread(task.pid, task.tid, task.comm, task.cpus_allowed, task.last_cpu, task.cpu_seconds,
                            max(0, task.cpu_ticks - t.ticks.get((task.pid, task.tid), 0)) / CLOCK_TICKS
-                           if sampled else None)
+                           if sampled else None, task.mems_allowed)
                     for task in tasks)
     end = state.throttle
     throttling = None

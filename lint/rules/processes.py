@@ -125,6 +125,7 @@ class Thread:
     last_cpu: int
     cpu_seconds: float
     window_seconds: float | None = None     # CPU time during the sample, when one was taken
+    mems_allowed: frozenset[int] = frozenset()  # Mems_allowed_list: the memory nodes its cpuset allows
 
     def label(self) -> str:
         return f"tid {self.tid} ({self.comm})"
