@@ -33,7 +33,8 @@ REAL_CPUS = sorted(os.sched_getaffinity(0))
 
 # The child: pin the process (its threads inherit it), name and start the threads (each may pin
 # itself, burn CPU for a while, and spin on for as long as the process lives), touch its memory
-# page by page, then print its pid and wait for stdin to close.
+# page by page, re-pin threads that block meanwhile ("repin", as an agent calling
+# sched_setaffinity on another's thread would), then print its pid and wait for stdin to close.
 CHILD = r"""
 import json, os, sys, threading, time
 spec = json.loads(sys.argv[1])
@@ -45,8 +46,9 @@ if spec.get("cpus") is not None:
 memory = bytearray(spec.get("mib", 0) * 2**20)
 for i in range(0, len(memory), 4096):
     memory[i] = 1
-done, stop = [], threading.Event()
+done, stop, tids = [], threading.Event(), {}
 def worker(t):
+    tids[t["name"]] = threading.get_native_id()
     name(t["name"])
     if t.get("cpus") is not None:
         os.sched_setaffinity(0, t["cpus"])
@@ -62,6 +64,11 @@ for t in spec.get("threads", []):
     threading.Thread(target=worker, args=(t,), daemon=True).start()
 while len(done) < len(spec.get("threads", [])):
     time.sleep(0.01)
+repinned = [t for t in spec.get("threads", []) if t.get("repin") is not None]
+if repinned:
+    time.sleep(0.05)                   # they are blocked by now: the kernel leaves them where they ran
+for t in repinned:
+    os.sched_setaffinity(tids[t["name"]], t["repin"])
 name(spec.get("comm", "main"))
 print(os.getpid(), flush=True)
 sys.stdin.read()

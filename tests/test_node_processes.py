@@ -222,6 +222,28 @@ def test_a_shared_container_caught_on_an_exclusive_cpu(top):
 
 
 @two_cpus
+def test_threads_widened_or_moved_off_the_exclusive_cpus(top):
+    """Each half of NG415 alone: a thread that widened its affinity to A and B (it may still be
+    on B), and a thread that ran on A and, blocked there, was re-pinned to B by another thread
+    (its affinity is B alone, but the kernel leaves it on A until it wakes)."""
+    pod = pinned_pod(child=Child(cpus=[B], mib=8, comm="app", threads=[{"name": "widened", "cpus": [A, B]},
+                                                                         {"name": "moved", "cpus": [A], "repin": [B]}]))
+    pod.containers.pop()
+    with running(top, [pod]) as node:
+        app = pod.containers[0]
+        widened, moved = tid_named(app, "widened"), tid_named(app, "moved")
+        result = inspect(node)
+        last = {tid: read_task(Path("/proc"), app.pid, tid).last_cpu for tid in (widened, moved)}
+        allowed = {tid: read_task(Path("/proc"), app.pid, tid).cpus_allowed for tid in (widened, moved)}
+    assert allowed == {widened: frozenset({A, B}), moved: frozenset({B})} and last[moved] == A
+    assert result.exit_code == 1
+    assert findings(result.output) == [
+        f"  pod/shop/pinned-0  NG415  error  container app of pod shop/pinned-0: 2 of 3 thread(s) can run outside "
+        f"its exclusive CPUs {B}: tid {widened} (widened) allowed {format_cpuset([A, B])}, last ran on CPU "
+        f"{last[widened]}; tid {moved} (moved) allowed {B}, last ran on CPU {A}"]
+
+
+@two_cpus
 def test_the_hottest_threads_are_those_of_the_sample(top):
     """One thread spins through the sample; the one that burned a second before it comes after."""
     pod = pinned_pod(child=Child(cpus=[B], comm="app", threads=[{"name": "burn", "burn": 1.0},
