@@ -497,15 +497,17 @@ def test_ng208_percentage_without_node_is_approximate(dual_socket):
     ("1%", "0.00999999977648258209228515625", 2_748_779_008),
     ("5%", "0.0500000007450580596923828125", 13_743_895_552),    # above the exact 13,743,895,347.2
     ("7.3%", "0.07299999892711639404296875", 20_066_086_912),
-    ("100%", "1", 256 * GI),
+    ("100.0%", "1", 256 * GI),                                   # only "100%" itself is ignored
     ("5%%", "0.0500000007450580596923828125", 13_743_895_552),   # TrimRight takes every "%"
     ("1e-50%", "0", 0),                                          # below float32: zero
+    ("100%", None, 0),                                           # ignored: no threshold at all
+    ("0%", None, 0),
 ])
 def test_eviction_percentages_are_the_kubelets_float32_shares(text, share, on_256gi):
     """pkg/kubelet/eviction/helpers.go parsePercentage (ParseFloat(s, 32), then / 100 in float32)
     and api/types.go GetThresholdQuantity (float64 product, truncated)."""
     amount, fraction = k.parse_eviction_value(text)
-    assert (amount, fraction) == (Decimal(0), Decimal(share))
+    assert (amount, fraction) == (Decimal(0), None if share is None else Decimal(share))
     assert k.EvictionAmount(text, "evictionHard", amount, fraction).resolve(256 * GI) == Decimal(on_256gi)
 
 
@@ -522,6 +524,8 @@ def test_an_eviction_share_of_a_capacity_is_truncated_not_rounded_up():
     ("1e39%", "'1e39%' is not a percentage (out of range)"),
     ("100.001%", "eviction percentage threshold 100.001% must be >= 0% and <= 100%"),
     ("-0.5%", "eviction percentage threshold -0.5% must be >= 0% and <= 100%"),
+    ("0", "eviction threshold 0 must be positive"),
+    ("0Mi", "eviction threshold 0Mi must be positive"),
 ])
 def test_eviction_percentages_the_kubelet_refuses(text, error):
     with pytest.raises(ValueError) as e:
@@ -737,3 +741,17 @@ def test_rules_tolerate_documents_that_fail_the_schema(kc, dual_socket):
             for node in (None, dual_socket):
                 for v in run(rule, kc, version, node):
                     assert isinstance(v.message, str) and v.message
+
+
+def test_ng002_names_the_eviction_thresholds_the_kubelet_refuses():
+    found = _ng002(config(evictionHard={"memory.available": "0", "nodefs.available": "101%",
+                                        "imagefs.available": "ten%", "nodefs.inodesFree": "100%"}))
+    assert found == [
+        (("evictionHard", "memory.available"),
+         "evictionHard.memory.available: eviction threshold 0 must be positive: the kubelet refuses to start"),
+        (("evictionHard", "nodefs.available"),
+         "evictionHard.nodefs.available: eviction percentage threshold 101% must be >= 0% and <= 100%: "
+         "the kubelet refuses to start"),
+        (("evictionHard", "imagefs.available"),
+         "evictionHard.imagefs.available: 'ten%' is neither a quantity (\"100Mi\") nor a percentage (\"5%\")"),
+    ]

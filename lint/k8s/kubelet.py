@@ -390,10 +390,13 @@ def _nearest_float32(d: Decimal) -> float:
 
 
 def parse_eviction_value(value: str) -> tuple[Decimal, Decimal | None]:
-    """(bytes, fraction) of an eviction threshold ("100Mi" or "5%"); ValueError if bad. A
-    percentage is read as the kubelet reads it (pkg/kubelet/eviction/helpers.go
-    parsePercentage): every trailing "%" trimmed, the number parsed as a float32, divided by 100
-    in float32; then bounded to 0..100% (ParseThresholdConfig)."""
+    """(bytes, fraction) of an eviction threshold ("100Mi" or "5%") as the kubelet reads it
+    (pkg/kubelet/eviction/helpers.go parseThresholdStatement); ValueError where the kubelet
+    refuses it. Exactly "0%" and "100%" are ignored (no threshold: nothing reserved). Any other
+    percentage: every trailing "%" trimmed, the number parsed as a float32 and divided by 100 in
+    float32 (parsePercentage), then bounded to 0..1. A quantity must be more than zero."""
+    if value in ("0%", "100%"):
+        return Decimal(0), None
     if value.endswith("%"):
         number = value.rstrip("%")
         if not _GO_DECIMAL_FLOAT.fullmatch(number):
@@ -401,12 +404,13 @@ def parse_eviction_value(value: str) -> tuple[Decimal, Decimal | None]:
         percent = _nearest_float32(Decimal(number))
         if math.isinf(percent):
             raise ValueError(f"{value!r} is not a percentage (out of range)")
-        if percent < 0 or percent > 100:
-            raise ValueError(f"eviction percentage threshold {value} must be >= 0% and <= 100%")
         # float32 division is correctly rounded; so is float64 division rounded to float32
-        return Decimal(0), Decimal(_float32(percent / 100))
+        share = _float32(percent / 100)
+        if share < 0 or share > 1:
+            raise ValueError(f"eviction percentage threshold {value} must be >= 0% and <= 100%")
+        return Decimal(0), Decimal(share)
     amount = parse_quantity(value, trim=False)        # the eviction manager parses the text itself
-    if amount < 0:
+    if amount <= 0:
         raise ValueError(f"eviction threshold {value} must be positive")
     return amount, None
 
