@@ -65,6 +65,15 @@ def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
     return ctx.scope_all or named_by_config or pool_intent(kc) is not None
 
 
+def kubelet_assumed(kc: dict, ctx: LintContext, in_declared_pool: bool) -> bool:
+    """Whether the configuration is held to the pool requirements only because it shows the
+    intent: no declared pool names its file or selects its nodes, and no `scope: all`. Pools
+    are declared, never guessed: like a pod only assumed to be managed, its policy findings are
+    warnings at most (a PerformanceProfile always sets cpuManagerPolicy static, also for the
+    container-level alignment OpenShift runs it for)."""
+    return not (ctx.scope_all or in_declared_pool) and pool_intent(kc) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 @rule(id="NG201", name="gate-pod-level-resources", severity="error", target="kubelet",
       title="PodLevelResources is disabled",
