@@ -449,20 +449,18 @@ class _Run:
         the pool requirements for a pool configuration. One held to them only because it shows
         the intent (`kubelet_assumed`: no declared pool names or selects it, no `scope: all`) is
         counted, and its policy findings are warnings at most, as for a pod only assumed to be
-        managed; a start-up refusal stays what it is. A refusal is what the validity rules find
-        outside the pool tier: NG201 is in both tiers, and `PodLevelResources: false` with no
-        dependent gate left on is a policy finding only."""
+        managed; a start-up refusal stays what it is: a validity rule's finding, or a policy
+        rule's that says the kubelet refuses to start (`Violation.refusal`: an unknown policy
+        name, static CPUs with none reserved), but not NG201's for `PodLevelResources: false`
+        with every dependent gate off."""
         from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_assumed
 
         assumed = kubelet_assumed(config, self.ctx, bool(pools))
         self.summary.assumed_kubelets += assumed
         rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
-        refusals = set()
-        if assumed:
-            refusals = {_violation_key(rule, v) for rule, v in _judged_in_each(
-                [r for r in rules if r.id in VALIDITY_RULES], config, self._contexts(pools, False))}
         for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
-            yield rule, v, (Severity.WARNING if assumed and _violation_key(rule, v) not in refusals else None)
+            refusal = rule.id in VALIDITY_RULES if v.refusal is None else v.refusal
+            yield rule, v, (Severity.WARNING if assumed and not refusal else None)
 
     def _emit_merged(self, parts: list[Document], ref: ObjectRef, rule: Rule, v: Violation,
                      ignores: frozenset[str], cap: Severity | None = None) -> None:
@@ -663,10 +661,6 @@ class _Run:
             self.summary.counts[finding.severity.value] += 1
 
 
-def _violation_key(rule: Rule, v: Violation) -> tuple:
-    return (rule.id, tuple(v.path), v.container, v.message)
-
-
 def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):
     """(rule, violation) for every rule in every context (a subject of several pools is judged
     against each pool's node description); a violation found in two contexts is given once."""
@@ -674,7 +668,7 @@ def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintCont
     for ctx in contexts:
         for rule in rules:
             for v in rule.check(subject, ctx):
-                key = _violation_key(rule, v)
+                key = (rule.id, tuple(v.path), v.container, v.message)
                 if key not in seen:
                     seen.add(key)
                     yield rule, v

@@ -100,6 +100,9 @@ class Violation:
     container: str | None = None
     severity: Severity | None = None      # overrides the rule's default (e.g. NG206 restricted: info)
     remediation: str | None = None        # overrides the rule's generic remediation
+    # Whether the kubelet refuses this whatever the configuration's pool (a start-up refusal: an
+    # error even where policy findings are capped); None: as the rule's tier says.
+    refusal: bool | None = None
 
 
 @dataclass(slots=True)      # many thousands live until the report is written
