@@ -294,6 +294,20 @@ def test_the_node_tuning_operator_profiles_and_renders_give_no_error_without_a_p
         {"error": 22, "warning": 8})
 
 
+def test_worker_processes_count_the_assumed_configurations_as_one_process_does():
+    from numaguard.lint.cli.lint_files import LintSettings, lint_paths
+    from numaguard.lint.config import Config
+    from numaguard.lint.engine import Selection
+
+    root = str(Path(__file__).parent / "fixtures" / "assumed")
+    settings = LintSettings(config=Config(), selection=Selection(), node=None, pool_nodes={})
+    one, _ = lint_paths([root], settings, jobs=1)
+    two, _ = lint_paths([root], settings, jobs=2, parallel_from_bytes=0)
+    assert (one.summary.assumed_kubelets, two.summary.assumed_kubelets) == (40, 40)
+    assert two.summary.as_dict() == one.summary.as_dict()
+    assert [f.as_dict() for f in two.findings] == [f.as_dict() for f in one.findings]
+
+
 def test_a_value_the_kubelet_refuses_stays_an_error_in_an_assumed_configuration():
     """A policy rule's start-up refusal (an unknown scope, static CPUs with none reserved) is
     no pool requirement: an error whatever the pool."""
