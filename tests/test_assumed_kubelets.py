@@ -17,6 +17,7 @@ from numaguard.lint.engine import lint_documents
 from numaguard.lint.load.documents import load_text
 
 from conftest import run_cli
+from test_pools import CNF_POOL as CNF_POOL_TEXT, PERFORMANCE_PROFILE
 
 # Shows the intent (cpuManagerPolicy static, a topology policy) but leaves the scope at
 # container (NG205, a pool requirement) and writes a CPU list the kubelet cannot parse (NG209).
@@ -213,17 +214,9 @@ def test_a_merged_configuration_is_assumed_once_and_a_pool_naming_its_drop_in_de
 
 # --------------------------------------------------------------------------- platform carriers
 
-PERFORMANCE_PROFILE = """\
-apiVersion: performance.openshift.io/v2
-kind: PerformanceProfile
-metadata: {name: cnf}
-spec:
-  cpu: {reserved: "0-1", isolated: "2-31"}
-  numa: {topologyPolicy: single-numa-node}
-  nodeSelector:
-    node-role.kubernetes.io/worker-cnf: ""
-"""
-CNF_POOL = {"pools": [{"name": "cnf", "nodeLabels": {"node-role.kubernetes.io/worker-cnf": ""}}]}
+# test_pools' PerformanceProfile is for the nodes labelled node-role.kubernetes.io/worker-cnf,
+# which CNF_POOL declares as pool cnf (beside a pool of workers).
+CNF_POOL = yaml.safe_load(CNF_POOL_TEXT)
 
 
 def test_a_performance_profile_is_assumed_until_a_declared_pool_selects_it():
