@@ -1,0 +1,453 @@
+"""The pod rules NG101, NG103-NG107, NG111 and NG114 in CEL: the variables of the admission policy.
+
+Each variable is a list with one record per pod template, each stage computing what the next
+needs (CEL has no local bindings; a policy variable is evaluated once per request and then
+reused, k8s.io/apiserver/pkg/admission/plugin/cel/composition.go):
+
+    templates -> scoped -> tiered -> checked -> raw -> pods -> sums -> facts -> levels -> rule lists
+
+mirroring, step for step, what the engine does with a pod (lint/engine.py `_lint_pod`):
+
+* `tiered`: the scope tier, `pod_scope` in lint/rules/pods.py (README "Which pods are
+  policy-checked"): "unmanaged", "managed", "assumed", "validity" or "out"; "bounds" for a
+  template beyond the policy's bounds (`Bounds`), which is reported, not judged;
+* `checked`: the judged tiers, with "malformed" for what numaguard reports as NG002 (the
+  API server or the kind's schema refuses it first) and "bounds" for quantities beyond the
+  integer arithmetic below;
+* `pods`: quantities as integers (CEL's `sum()` takes no Quantity): cpu in millicores and the
+  rest in whole units, each rounded up as the API server rounds every ResourceList up to 1m
+  (SetDefaults_ResourceList, pkg/apis/core/v1/defaults.go); containers' requests defaulted
+  from their limits (SetDefaults_Pod);
+* `sums`: the containers' aggregate requests and limits, max(app + sidecars, each init
+  container + the sidecars declared before it) (component-helpers resource/helpers.go);
+* `facts`, `levels`: the pod-level requests and limits after the API server's defaulting
+  (defaultHugePagePodLimits, defaultPodRequests, defaultPodLimits in SetDefaults_Pod), as
+  `_pod_level` in lint/k8s/resources.py;
+* one list per rule of the templates it finds, each {"p": pod spec path, "m": message}.
+
+Quantities are read with the Kubernetes quantity library (k8s.io/apiserver/pkg/cel/library/
+quantity.go): `quantity()`, `isQuantity()`, `isInteger()`, `asInteger()`, `asApproximateFloat()`,
+`compareTo()`, `isLessThan()`. A value that is not an integer (`isInteger()` also answers false
+for "2000m" and "0.5Gi", by representation) is rounded up from `asApproximateFloat()`: the
+float is within one unit of the value below 2^52 units, and `compareTo` picks the exact
+ceiling among the four integers around it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from numaguard.lint.export.cel import indexes, read, record, string, strings
+from numaguard.lint.export.pod_templates_cel import IGNORE_ANNOTATION, SCOPE_ANNOTATION, annotation
+from numaguard.lint.model import PoolSettings
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one pod template may hold for the policy to judge it: every list the expressions
+    iterate has a bound, so that the cost of judging is bounded whatever the object (the Pod
+    schema sets no maxItems on these lists). A template beyond them is reported, not judged."""
+
+    containers: int = 32           # initContainers, and containers, each
+    resources: int = 16            # names in one requests or limits map
+    tolerations: int = 64
+    terms: int = 16                # required node affinity terms, and expressions per term
+    values: int = 64               # values of one node affinity expression
+
+
+BOUNDS = Bounds()
+# Quantities beyond these are not rounded exactly from asApproximateFloat() (README, "Cost").
+MAX_FLOAT_MILLICORES = "4503599627370"       # cores: 2^52 millicores
+MAX_FLOAT_UNITS = "4503599627370496"         # 2^52 bytes
+MAX_CPU = "9223372036854775807m"             # NG002 beyond: millicores in an int64
+MAX_INT64 = "9223372036854775807"
+JUDGED_TIERS = ("managed", "assumed", "validity")
+COVERED = ("NG101", "NG103", "NG104", "NG105", "NG106", "NG107", "NG111", "NG114")
+
+
+# -- small CEL pieces ------------------------------------------------------------------------------
+def _supported(name: str) -> str:
+    """component-helpers IsSupportedPodLevelResource: cpu, memory, hugepages-*."""
+    return f'({name} == "cpu" || {name} == "memory" || {name}.startsWith("hugepages-"))'
+
+
+def _hugepages(name: str) -> str:
+    return f'{name}.startsWith("hugepages-")'
+
+
+def _text(x: str) -> str:
+    """A quantity value as ParseQuantity reads it: a string (surrounding spaces trimmed, as
+    Quantity.UnmarshalJSON does) or a JSON number as written."""
+    return f"(type({x}) == string ? {x}.trim() : string({x}))"
+
+
+def _is_quantity(x: str) -> str:
+    return f"((type({x}) == string || type({x}) == int || type({x}) == double) && isQuantity({_text(x)}))"
+
+
+def _q(x: str) -> str:
+    return f"quantity({_text(x)})"
+
+
+def _units(name: str, x: str) -> str:
+    """The value `x` of resource `name` as an integer: millicores for cpu, whole units
+    otherwise, rounded up."""
+    q = _q(x)
+    milli = (f"({q}.isInteger() ? {q}.asInteger() * 1000 : [-1, 0, 1, 2].map(d, int({q}.asApproximateFloat() "
+             f"* 1000.0) + d).filter(m, quantity(string(m) + \"m\").compareTo({q}) >= 0)[0])")
+    whole = (f"({q}.isInteger() ? {q}.asInteger() : [-1, 0, 1, 2].map(d, int({q}.asApproximateFloat()) + d)"
+             f".filter(m, quantity(string(m)).compareTo({q}) >= 0)[0])")
+    return f'({name} == "cpu" ? {milli} : {whole})'
+
+
+def _entries(m: str) -> str:
+    """A resource map as a list of {"n": name, "v": integer}."""
+    return f"{m}.map(k, {record(n='k', v=_units('k', f'{m}[k]'))})"
+
+
+def _valid_map(m: str) -> str:
+    """numaguard's NG002 checks of a requests or limits map (lint/k8s/pod_schema.py
+    `_check_resource_list`): string names, quantities, non-negative, within int64 (cpu: in
+    millicores). A name with a comma is no resource name (not a qualified name)."""
+    x = f"{m}[k]"
+    return (f"({m} == null || type({m}) == map && {m}.all(k, type(k) == string && !k.contains(\",\") && "
+            f"{_is_quantity(x)} && {_q(x)}.compareTo(quantity(\"0\")) >= 0 && "
+            f"{_q(x)}.compareTo(quantity(k == \"cpu\" ? \"{MAX_CPU}\" : \"{MAX_INT64}\")) <= 0))")
+
+
+def _exact_map(m: str) -> str:
+    """Every value of a (valid) map within what `_units` rounds exactly."""
+    x = f"{m}[k]"
+    return (f"({m} == null || {m}.all(k, {_q(x)}.isInteger() || "
+            f"{_q(x)}.isLessThan(quantity(k == \"cpu\" ? \"{MAX_FLOAT_MILLICORES}\" : \"{MAX_FLOAT_UNITS}\"))))")
+
+
+def _requirements(r: str, check) -> str:
+    """`check` on the requests and limits of a resources field `r` (absent or null: nothing)."""
+    return (f"({r} == null || type({r}) == map && "
+            f"(!(\"requests\" in {r}) || {check(f'{r}.requests')}) && (!(\"limits\" in {r}) || {check(f'{r}.limits')}))")
+
+
+def _field(holder: str, name: str) -> str:
+    """A field that may be absent, as null."""
+    return f"({string(name)} in {holder} ? {holder}[{string(name)}] : null)"
+
+
+def _value(items: str, name: str) -> str:
+    """The integer of `name` in a list of entries, 0 when absent."""
+    return f"{items}.filter(e, e.n == {name}).map(e, e.v).sum()"
+
+
+def _has(items: str, name: str) -> str:
+    return f"{items}.exists(e, e.n == {name})"
+
+
+def _cpu(v: str) -> str:
+    return f'({v} % 1000 == 0 ? string({v} / 1000) : string({v}) + "m")'
+
+
+def _amount(name: str, v: str) -> str:
+    """A number as numaguard writes it: cpu as 4 or 1500m, the rest with a binary suffix."""
+    binary = " : ".join(f"{v} > 0 && {v} % {2 ** p} == 0 ? string({v} / {2 ** p}) + \"{s}\""
+                        for s, p in (("Gi", 30), ("Mi", 20), ("Ki", 10)))
+    return f'({name} == "cpu" ? {_cpu(v)} : {binary} : string({v}))'
+
+
+def _ignored(rule_id: str) -> str:
+    """numaguard.io/ignore names the rule (or all) on the template or its workload."""
+    return f'p.ig.exists(x, x == "ALL" || x == {string(rule_id)})'
+
+
+class PodRulesCel:
+    """The variables after `templates` for the pools of a config. `refused`: CEL, the pod
+    fields the request's kind refuses in its templates (Knative's resources)."""
+
+    def __init__(self, pools: tuple[PoolSettings, ...], scope_all: bool, refused: str = "[]") -> None:
+        self.pools = tuple(p for p in pools if p.node_labels or p.taint)
+        self.scope_all = scope_all
+        self.refused = refused
+
+    @staticmethod
+    def var(stage: str) -> str:
+        return f"variables.{stage}"
+
+    # -- scope -----------------------------------------------------------------------------------
+    def stages(self) -> list[tuple[str, str]]:
+        """(stage, CEL) after `templates`, in order."""
+        b = BOUNDS
+        terms_path = ["affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"]
+        fits = " && ".join([
+            f"size({read('t.v', ['tolerations'], 'list', '[]')}) <= {b.tolerations}",
+            f"size({read('t.v', terms_path, 'list', '[]')}) <= {b.terms}",
+            f"{read('t.v', terms_path, 'list', '[]')}.all(m, size({read('m', ['matchExpressions'], 'list', '[]')}) <= {b.terms} && "
+            f"{read('m', ['matchExpressions'], 'list', '[]')}.all(e, size({read('e', ['values'], 'list', '[]')}) <= {b.values}))",
+            *(f"size({read('t.v', [name], 'list', '[]')}) <= {b.containers} && "
+              f"{read('t.v', [name], 'list', '[]')}.all(c, size({read('c', ['resources', 'requests'], 'map', '{}')}) <= {b.resources} && "
+              f"size({read('c', ['resources', 'limits'], 'map', '{}')}) <= {b.resources})"
+              for name in ("initContainers", "containers")),
+            f"size({read('t.v', ['resources', 'requests'], 'map', '{}')}) <= {b.resources}",
+            f"size({read('t.v', ['resources', 'limits'], 'map', '{}')}) <= {b.resources}",
+        ])
+        scoped = record(
+            p="t.p.substring(1)", v="t.v", o="t.o", s=annotation(SCOPE_ANNOTATION), r=self.refused,
+            ig=f'{annotation(IGNORE_ANNOTATION)}.replace(";", ",").split(",").map(x, x.trim().upperAscii())',
+            fit=f"t.v != null && {fits}",
+            ns=read("t.v", ["nodeSelector"], "map", "{}"),
+            tl=read("t.v", ["tolerations"], "list", "[]"),
+            tm=read("t.v", terms_path, "list", "[]"),
+            rq=read("t.v", ["resources", "requests"], "map", "{}"),
+            rl=read("t.v", ["resources", "limits"], "map", "{}"),
+        )
+        tiered = record(
+            p="t.p", v="t.v", o="t.o", r="t.r", ig="t.ig",
+            sel="t.fit ? [" + ", ".join(self._selects(pool) for pool in self.pools) + "] : []",
+            tol="t.fit ? [" + ", ".join(self._tolerates(pool) for pool in self.pools) + "] : []",
+            tier=self._tier(),
+        )
+        checked = record(
+            p="t.p", v="t.v", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier",
+            state=f'!{self._valid()} ? "malformed" : !{self._exact()} ? "bounds" : "ok"',
+        )
+        raw = record(
+            p="t.p", o="t.o", tier="t.tier", ig="t.ig", sel="t.sel", tol="t.tol",
+            rq=read("t.v", ["resources", "requests"], "map", "{}"),
+            rl=read("t.v", ["resources", "limits"], "map", "{}"),
+            ic=read("t.v", ["initContainers"], "list", "[]"),
+            ac=read("t.v", ["containers"], "list", "[]"),
+        )
+        return [
+            ("scoped", f"{self.var('templates')}.map(t, {scoped})"),
+            ("tiered", f"{self.var('scoped')}.map(t, {tiered})"),
+            ("checked", f"{self.var('tiered')}.filter(t, t.tier in {strings(JUDGED_TIERS)}).map(t, {checked})"),
+            ("raw", f'{self.var("checked")}.filter(t, t.state == "ok").map(t, {raw})'),
+            ("pods", f"{self.var('raw')}.map(p, {self._pods()})"),
+            ("sums", f"{self.var('pods')}.map(p, {self._sums()})"),
+            ("facts", f"{self.var('sums')}.map(p, {self._facts()})"),
+            ("levels", f"{self.var('facts')}.map(p, {self._levels()})"),
+        ]
+
+    def _selects(self, pool: PoolSettings) -> str:
+        """`_selects_pool`: a nodeSelector entry with a pool label, or a required node affinity
+        expression In (with the label's value) or Exists on a pool label key."""
+        if not pool.node_labels:
+            return "false"
+        labels = "{" + ", ".join(f"{string(k)}: {string(v)}" for k, v in pool.node_labels.items()) + "}"
+        keys = strings(pool.node_labels)
+        selector = " || ".join(f"({string(k)} in t.ns && t.ns[{string(k)}] == {string(v)})"
+                               for k, v in pool.node_labels.items())
+        affinity = (f"t.tm.exists(m, {read('m', ['matchExpressions'], 'list', '[]')}.exists(e, type(e) == map && "
+                    f"\"key\" in e && e.key in {keys} && \"operator\" in e && (e.operator == \"Exists\" || "
+                    f"e.operator == \"In\" && \"values\" in e && type(e.values) == list && {labels}[e.key] in e.values)))")
+        return f"({selector} || {affinity})"
+
+    def _tolerates(self, pool: PoolSettings) -> str:
+        """`_tolerates_pool` (core/v1 Toleration.ToleratesTaint): the pool's taint key, no
+        effect or the taint's, and Exists or Equal with the taint's value."""
+        taint = pool.taint
+        if not taint:
+            return "false"
+        op = '(("operator" in x && x.operator != null && x.operator != "") ? x.operator : "Equal")'
+        value = '(("value" in x && x.value != null && x.value != "") ? x.value : "")'
+        effect = '!("effect" in x) || x.effect == null || x.effect == ""'
+        if taint.get("effect"):
+            effect += f" || x.effect == {string(taint['effect'])}"
+        return (f"t.tl.exists(x, type(x) == map && \"key\" in x && x.key == {string(taint['key'])} && ({effect}) && "
+                f"({op} == \"Exists\" || {op} == \"Equal\" && {value} == {string(taint.get('value') or '')}))")
+
+    def _tier(self) -> str:
+        """`pod_scope`: unmanaged by annotation; managed by annotation, `scope: all` or by
+        targeting a pool (selecting its labels or tolerating its taint); out without pod-level
+        resource names; assumed with cpu, memory or hugepages when no pool is configured;
+        validity otherwise. Computed from `scoped`, whose pool tests are made here again."""
+        targets = " || ".join(f"{self._selects(p)} || {self._tolerates(p)}" for p in self.pools) or "false"
+        named = "t.rq.exists(k, type(k) == string) || t.rl.exists(k, type(k) == string)"
+        supported = (f"t.rq.exists(k, type(k) == string && {_supported('k')}) || "
+                     f"t.rl.exists(k, type(k) == string && {_supported('k')})")
+        assumed = "false" if self.pools else f"({supported})"
+        return (f'!t.fit ? "bounds" : t.s == "unmanaged" ? "unmanaged" : '
+                f'(t.s == "managed" || {"true" if self.scope_all else "false"} || {targets}) ? "managed" : '
+                f'!({named}) ? "out" : {assumed} ? "assumed" : "validity"')
+
+    def _valid(self) -> str:
+        """What numaguard's NG002 refuses and the rules would trip on: the fields the carrier
+        refuses (Knative's resources), containers missing or not a list of mappings, and
+        resources that are not maps of valid quantities."""
+        containers = " && ".join(
+            f"({field} == null || type({field}) == list && {field}.all(c, type(c) == map && "
+            f"{_requirements(_field('c', 'resources'), _valid_map)}))"
+            for field in (_field("t.v", "initContainers"), _field("t.v", "containers")))
+        return (f"(t.r.all(f, !(f in t.v) || t.v[f] == null) && \"containers\" in t.v && t.v.containers != null && "
+                f"{containers} && {_requirements(_field('t.v', 'resources'), _valid_map)})")
+
+    def _exact(self) -> str:
+        containers = " && ".join(
+            f"{read('t.v', [name], 'list', '[]')}.all(c, {_requirements(_field('c', 'resources'), _exact_map)})"
+            for name in ("initContainers", "containers"))
+        return f"({containers} && {_requirements(_field('t.v', 'resources'), _exact_map)})"
+
+    # -- numbers ---------------------------------------------------------------------------------
+    def _pods(self) -> str:
+        b = BOUNDS
+
+        def containers(field: str, offset: int, kind: str) -> str:
+            c = f"p.{field}[i]"
+            name = f'(type({c}) == map && "name" in {c} && type({c}.name) == string ? {c}.name : "#" + string(i))'
+            rq, lm = read(c, ["resources", "requests"], "map", "{}"), read(c, ["resources", "limits"], "map", "{}")
+            made = record(name=name, k=kind, o=f"i + {offset}", rq=rq, lm=lm)
+            return f"{indexes(b.containers)}.filter(i, i < size(p.{field})).map(i, {made})"
+
+        sidecar = '(type(p.ic[i]) == map && "restartPolicy" in p.ic[i] && p.ic[i].restartPolicy == "Always" ? "sidecar" : "init")'
+        cs = f"({containers('ic', 0, sidecar)} + {containers('ac', 100, string('app'))})"
+        eff = (f"c.rq.map(k, {record(n='k', v=_units('k', 'c.rq[k]'))}) + "
+               f"c.lm.filter(k, !(k in c.rq)).map(k, {record(n='k', v=_units('k', 'c.lm[k]'))})")
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol",
+                      prq=_entries("p.rq"), plm=_entries("p.rl"),
+                      cs=f"{cs}.map(c, {record(name='c.name', k='c.k', o='c.o', rq=eff, lm=_entries('c.lm'))})")
+
+    def _sums(self) -> str:
+        """The aggregate of every supported resource some container requests (or limits)."""
+        def aggregate(which: str) -> str:
+            v = lambda holder: _value(f"{holder}.{which}", "n")     # noqa: E731
+            running = f'p.cs.filter(s, s.k == "sidecar" && s.o < c.o).map(s, {v("s")}).sum()'
+            return (f'([p.cs.filter(c, c.k != "init").map(c, {v("c")}).sum()] + '
+                    f'p.cs.filter(c, c.k == "init").map(c, {v("c")} + {running})).max()')
+        first = f'c.rq.filter(e, {_supported("e.n")} && !p.cs.exists(d, d.o < c.o && {_has("d.rq", "e.n")})).map(e, e.n)'
+        names = f'p.cs.map(c, {first}.join(",")).join(",").split(",").filter(n, n != "")'
+        agg = record(n="n", rq=aggregate("rq"), lm=aggregate("lm"), hasLm=f"p.cs.exists(c, {_has('c.lm', 'n')})",
+                     every=f"p.cs.all(c, {_has('c.lm', 'n')})")
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+                      cs="p.cs", agg=f"{names}.map(n, {agg})")
+
+    def _facts(self) -> str:
+        """defaultHugePagePodLimits: hugepages the containers limit and the pod names in
+        neither requests nor limits take the aggregate limit, when spec.resources names
+        anything. And which containers qualify for an exclusive slice (`g`,
+        IsContainerEquivalentQOSGuaranteed)."""
+        added = (f'(size(p.prq) > 0 || size(p.plm) > 0) ? p.agg.filter(a, {_hugepages("a.n")} && a.hasLm && '
+                 f'!{_has("p.prq", "a.n")} && !{_has("p.plm", "a.n")}).map(a, {record(n="a.n", v="a.lm")}) : []')
+        guaranteed = " && ".join(f'{_value("c.rq", string(r))} != 0 && {_value("c.rq", string(r))} == {_value("c.lm", string(r))}'
+                                 for r in ("cpu", "memory"))
+        cs = f"p.cs.map(c, {record(name='c.name', k='c.k', o='c.o', rq='c.rq', lm='c.lm', g=guaranteed)})"
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+                      cs=cs, agg="p.agg", hpa=added)
+
+    def _levels(self) -> str:
+        """defaultPodRequests (when pod-level limits name anything: cpu and memory from the
+        containers' aggregate requests, then every supported limit without a request from the
+        limit) and defaultPodLimits (pod-level requests of a supported resource and no
+        supported limit: cpu and memory from the aggregate limits, when every container limits
+        them)."""
+        limit_keys = "(size(p.plm) > 0 || size(p.hpa) > 0)"
+        in_agg = lambda n: f"p.agg.exists(a, a.n == {n})"      # noqa: E731
+        agg = lambda n, f: f"p.agg.filter(a, a.n == {n}).map(a, a.{f}).sum()"    # noqa: E731
+        step3 = (f'!p.plm.exists(e, {_supported("e.n")}) && size(p.hpa) == 0 && (p.prq.exists(e, {_supported("e.n")}) || '
+                 f'size(p.plm) > 0 && ({in_agg(string("cpu"))} || {in_agg(string("memory"))}))')
+
+        def request(r: str) -> str:
+            n = string(r)
+            return (f"({_has('p.prq', n)} ? [{record(n=n, v=_value('p.prq', n))}] : "
+                    f"({limit_keys} && {in_agg(n)}) ? [{record(n=n, v=agg(n, 'rq'))}] : "
+                    f"{_has('p.plm', n)} ? [{record(n=n, v=_value('p.plm', n))}] : [])")
+
+        def limit(r: str) -> str:
+            n = string(r)
+            return (f"({_has('p.plm', n)} ? [{record(n=n, v=_value('p.plm', n))}] : "
+                    f"({step3} && p.agg.exists(a, a.n == {n} && a.hasLm && a.every)) ? [{record(n=n, v=agg(n, 'lm'))}] : [])")
+
+        plain = 'e.n != "cpu" && e.n != "memory"'
+        requests = (f"{request('cpu')} + {request('memory')} + p.prq.filter(e, {plain}) + "
+                    f"p.plm.filter(e, {_hugepages('e.n')} && !{_has('p.prq', 'e.n')}) + p.hpa")
+        limits = f"{limit('cpu')} + {limit('memory')} + p.plm.filter(e, {plain}) + p.hpa"
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+                      cs="p.cs", agg="p.agg", rq=requests, lm=limits,
+                      set=f'p.prq.exists(e, {_supported("e.n")}) || p.plm.exists(e, {_supported("e.n")})')
+
+    # -- rules -----------------------------------------------------------------------------------
+    def rules(self) -> dict[str, tuple[str, str]]:
+        """Rule id -> (the test of one `levels` record `p`, its message)."""
+        policy = 'p.tier != "validity"'
+        cpu, memory = string("cpu"), string("memory")
+
+        def above(n: str) -> str:
+            return f"({_has('p.rq', n)} && {_has('p.lm', n)} && {_value('p.rq', n)} > {_value('p.lm', n)})"
+
+        guaranteed = " && ".join(f"{_value('p.rq', r)} > 0 && {_value('p.rq', r)} == {_value('p.lm', r)}" for r in (cpu, memory))
+        pod_cpu = f"({_has('p.rq', cpu)} ? {_value('p.rq', cpu)} : {_value('p.lm', cpu)})"
+        shown = lambda which, r: f"({_has(which, r)} ? {_amount(r, _value(which, r))} : \"unset\")"     # noqa: E731
+        out = {
+            "NG101": ('p.tier == "managed" && !p.set',
+                      'p.p + ".resources: the pod has no pod-level cpu, memory or hugepages requests or limits: the '
+                      'pod-scope resource managers will not treat it as one unit; add spec.resources with requests '
+                      'equal to limits for cpu (whole CPUs) and memory"'),
+            "NG103": (f"{policy} && p.set && !{above(cpu)} && !{above(memory)} && !({guaranteed})",
+                      f'p.p + ".resources: pod QoS is not Guaranteed after defaulting: requests cpu " + {shown("p.rq", cpu)} + '
+                      f'", memory " + {shown("p.rq", memory)} + "; limits cpu " + {shown("p.lm", cpu)} + ", memory " + '
+                      f'{shown("p.lm", memory)} + "; set spec.resources requests equal to limits for both cpu and memory"'),
+            "NG104": (f"{policy} && p.set && {pod_cpu} > 0 && {pod_cpu} % 1000 != 0",
+                      f'p.p + ".resources." + ({_has("p.prq", cpu)} ? "requests" : "limits") + ".cpu: pod-level cpu is " + '
+                      f'{_cpu(pod_cpu)} + ", not a whole number of CPUs: no exclusive CPU block is reserved; use cpu: " + '
+                      f'string(({pod_cpu} + 999) / 1000)'),
+            "NG105": (f"p.set && p.agg.exists(a, a.rq > {_value('p.rq', 'a.n')})",
+                      f'p.agg.filter(a, a.rq > {_value("p.rq", "a.n")}).map(a, p.p + ".resources.requests." + a.n + ": " + '
+                      f'({_has("p.rq", "a.n")} ? {_amount("a.n", _value("p.rq", "a.n"))} : "0") + " is below the containers\' '
+                      f'aggregate requests of " + {_amount("a.n", "a.rq")} + "; the API server rejects the pod")[0]'),
+            "NG106": (f'p.set && p.cs.exists(c, c.k == "app" && c.lm.exists(e, {_has("p.lm", "e.n")} && e.v > {_value("p.lm", "e.n")}))',
+                      f'p.cs.filter(c, c.k == "app" && c.lm.exists(e, {_has("p.lm", "e.n")} && e.v > {_value("p.lm", "e.n")}))'
+                      f'.map(c, c.lm.filter(e, {_has("p.lm", "e.n")} && e.v > {_value("p.lm", "e.n")}).map(e, p.p + '
+                      f'".containers: container \'" + c.name + "\' limits " + e.n + " " + {_amount("e.n", "e.v")} + '
+                      f'" above the pod limit of " + {_amount("e.n", _value("p.lm", "e.n"))} + "; the API server rejects the pod")[0])[0]'),
+            "NG107": (f"{policy} && p.set && {guaranteed} && ({self._cpu_rejected()} || {self._memory_rejected()})",
+                      f'p.p + ".resources: the kubelet rejects the pod: the exclusive containers\' slices use the whole pod '
+                      f'budget (cpu " + {shown("p.rq", cpu)} + ", memory " + {shown("p.rq", memory)} + ") while others need '
+                      f'its shared pool; raise the pod budget or let an exclusive container share"'),
+            "NG114": (f'(p.prq + p.plm).exists(e, !{_hugepages("e.n")} && {above("e.n")})',
+                      f'(p.prq + p.plm).filter(e, !{_hugepages("e.n")} && {above("e.n")}).map(e, p.p + ".resources.requests." + '
+                      f'e.n + ": " + {_amount("e.n", _value("p.rq", "e.n"))} + " is above the pod limit of " + '
+                      f'{_amount("e.n", _value("p.lm", "e.n"))} + "; the API server rejects the pod")[0]'),
+        }
+        # NG111 (`pool_targeting`): only a pool with both labels and a taint can be targeted
+        # half-way; the pool tests are those of the tier (`sel`, `tol`), in `self.pools` order.
+        mixed = [(i, pool) for i, pool in enumerate(self.pools) if pool.node_labels and pool.taint]
+        if mixed:
+            messages = []
+            for i, pool in mixed:
+                labels = ", ".join(f"{k}: {v}" for k, v in pool.node_labels.items())
+                selects = string(f": the pod selects the pool's nodes but does not tolerate its taint "
+                                 f"{_taint_text(pool)}: it will stay Pending")
+                tolerates = string(f".tolerations: the pod tolerates the pool's taint but does not select its "
+                                   f"nodes ({labels}): it may land on a node without the pod-level resource managers")
+                messages.append(f"p.sel[{i}] != p.tol[{i}] ? p.p + (p.sel[{i}] ? {selects} : {tolerates})")
+            out["NG111"] = (f"{policy} && ({' || '.join(f'p.sel[{i}] != p.tol[{i}]' for i, _ in mixed)})",
+                            " : ".join(messages) + ' : ""')
+        return out
+
+    def _cpu_rejected(self) -> str:
+        """The CPU Manager's validatePodScopeResources (`_check_budget` for cpu): containers with
+        whole exclusive CPUs; T = the pod's whole CPUs."""
+        total = f"{_value('p.rq', string('cpu'))}"
+        exclusive = lambda c: f"({c}.g && {_value(f'{c}.rq', string('cpu'))} % 1000 == 0)"     # noqa: E731
+        cpus = lambda c: f"({_value(f'{c}.rq', string('cpu'))} / 1000)"                          # noqa: E731
+        return self._rejected(f"({total} / 1000)", exclusive, cpus, f"{total} % 1000 == 0")
+
+    def _memory_rejected(self) -> str:
+        """The Memory Manager's check for each of the pod's memory and hugepages requests."""
+        inner = self._rejected("r.v", lambda c: f"{c}.g", lambda c: f"({_value(f'{c}.rq', 'r.n')})", "true")
+        return f'p.rq.exists(r, (r.n == "memory" || {_hugepages("r.n")}) && {inner})'
+
+    @staticmethod
+    def _rejected(total: str, exclusive, amount, applies: str) -> str:
+        """`_check_budget`: an exclusive init container larger than what the exclusive sidecars
+        before it leave, a shared one with nothing left, or sharing app containers and
+        sidecars with the long-running exclusive slices using the whole budget."""
+        before = f'p.cs.filter(s, s.k == "sidecar" && s.o < i.o && {exclusive("s")}).map(s, {amount("s")}).sum()'
+        long_running = f'p.cs.filter(c, c.k != "init" && {exclusive("c")}).map(c, {amount("c")}).sum()'
+        init = (f'p.cs.exists(i, i.k == "init" && ({exclusive("i")} ? {amount("i")} > {total} - {before} : '
+                f'{before} >= {total}))')
+        shared = f'p.cs.exists(c, c.k != "init" && !{exclusive("c")}) && {long_running} >= {total}'
+        return f"({applies} && ({init} || {shared}))"
+
+
+def _taint_text(pool: PoolSettings) -> str:
+    taint = pool.taint or {}
+    return f"{taint.get('key')}={taint.get('value', '')}:{taint.get('effect', '')}"
+
+
