@@ -108,7 +108,7 @@ class PolicyBuilder:
                               f"x == {string(rule.id)})).map(p, {found})"))
             out.append((f"{name}Added", f"variables.{name}.filter(f, !f.o && !variables.{name}.exists(g, g.o && g.p == f.p))"))
         out.append(("beyond", 'variables.tiered.filter(t, !t.o && t.tier == "bounds").map(t, t.p) + '
-                              'variables.checked.filter(t, !t.o && t.state == "bounds").map(t, t.p)'))
+                              'variables.judged.filter(t, !t.o && t.state == "bounds").map(t, t.p)'))
         return out
 
     def _needed(self, expressions: list[str]) -> list[dict[str, str]]:
@@ -153,13 +153,17 @@ class PolicyBuilder:
         return out
 
     def match_conditions(self) -> list[dict[str, str]]:
-        """One matchCondition per set of kinds with the same template paths: not one of them, or
-        some template could get a finding (pod-level resources, a pool label key in its
-        nodeSelector, node affinity or tolerations when a pool has labels or a taint,
-        annotated managed) or is beyond the bounds. An over-approximation without iteration;
-        none under `scope: all`. The API server skips the policy for an object one of them
-        rejects."""
+        """The pool's matchCondition: a Pod is judged only if it may be in scope (pod-level
+        resources, a pool label key in its nodeSelector, node affinity or tolerations when a
+        pool has labels or a taint, not annotated unmanaged; annotated managed). Pods are most
+        of what a cluster admits; the API server skips the policy, variables and all, for the
+        others (k8s.io/apiserver/pkg/admission/plugin/policy/validating/validator.go: no
+        validation runs when a condition is false). An over-approximation without iteration
+        (the tiers decide exactly); none under `scope: all`, where every pod is in scope."""
         if self.config.scope_all:
+            return []
+        pod = self.carriers.find("", "v1", "Pod")
+        if pod is None:
             return []
         keys = sorted({k for p in self.pools for k in p.node_labels})
         targets = []
@@ -171,11 +175,10 @@ class PolicyBuilder:
             targets.append('"tolerations" in t.v')
         may = " || ".join(['"resources" in t.v && t.v.resources != null', *targets])
         scope = annotation(SCOPE_ANNOTATION)
-        walk = TemplateWalk(variables=False, old=False)
-        return [{"name": f"may-be-in-scope-{i}",
-                 "expression": (f"!({test}) ||\n({templates}).exists(t, t.v == null || "
-                                f"{scope} != \"unmanaged\" && ({scope} == \"managed\" || {may}))")}
-                for i, (test, templates) in enumerate(walk.kinds(self.carriers))]
+        walk = " + ".join(TemplateWalk(variables=False, old=False).path(p) for p in pod.paths)
+        return [{"name": "pod-may-be-in-scope",
+                 "expression": (f'!(request.kind.group == "" && request.kind.kind == "Pod") ||\n({walk}).exists(t, '
+                                f'{scope} != "unmanaged" && ({scope} == "managed" || {may}))')}]
 
     # -- documents -------------------------------------------------------------------------------
     def resource_rules(self) -> list[dict[str, Any]]:
@@ -252,3 +255,22 @@ def admission_policy(config: Config, mode: str | None = None, failure_policy: st
         documents.append(builder.policy(name, severe, failure_policy))
         documents += bindings(name, severe, mode, config.webhook_namespace_modes)
     return documents
+
+
+def admission_policy_yaml(config: Config, *, mode: str | None = None, failure_policy: str = "Ignore",
+                          config_name: str = "(defaults)") -> str:
+    """The documents as one YAML stream, with a header saying where they come from."""
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> Any:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|" if "\n" in value else None)
+
+    Dumper.add_representer(str, text)
+    documents = admission_policy(config, mode, failure_policy)
+    header = (f"# Written by `numaguard export admission-policy --config {config_name}`: the pod rules\n"
+              "# CEL can express, judged by the API server (README, \"Admission policies without a webhook\").\n"
+              "# Export again after changing the config.\n")
+    return header + yaml.dump_all(documents, Dumper=Dumper, sort_keys=False, width=120, explicit_start=True)

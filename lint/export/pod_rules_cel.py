@@ -93,9 +93,9 @@ def _units(name: str, x: str) -> str:
     otherwise, rounded up."""
     q = _q(x)
     milli = (f"({q}.isInteger() ? {q}.asInteger() * 1000 : [-1, 0, 1, 2].map(d, int({q}.asApproximateFloat() "
-             f"* 1000.0) + d).filter(m, quantity(string(m) + \"m\").compareTo({q}) >= 0)[0])")
+             f"* 1000.0) + d).filter(u, quantity(string(u) + \"m\").compareTo({q}) >= 0)[0])")
     whole = (f"({q}.isInteger() ? {q}.asInteger() : [-1, 0, 1, 2].map(d, int({q}.asApproximateFloat()) + d)"
-             f".filter(m, quantity(string(m)).compareTo({q}) >= 0)[0])")
+             f".filter(u, quantity(string(u)).compareTo({q}) >= 0)[0])")
     return f'({name} == "cpu" ? {milli} : {whole})'
 
 
@@ -121,24 +121,26 @@ def _exact_map(m: str) -> str:
             f"{_q(x)}.isLessThan(quantity(k == \"cpu\" ? \"{MAX_FLOAT_MILLICORES}\" : \"{MAX_FLOAT_UNITS}\"))))")
 
 
-def _requirements(r: str, check) -> str:
-    """`check` on the requests and limits of a resources field `r` (absent or null: nothing)."""
-    return (f"({r} == null || type({r}) == map && "
-            f"(!(\"requests\" in {r}) || {check(f'{r}.requests')}) && (!(\"limits\" in {r}) || {check(f'{r}.limits')}))")
-
-
 def _field(holder: str, name: str) -> str:
     """A field that may be absent, as null."""
     return f"({string(name)} in {holder} ? {holder}[{string(name)}] : null)"
 
 
+def _requirement(holder: str, which: str) -> str:
+    """`holder.resources.<which>` (requests or limits) as written, null when absent; `holder`
+    is a mapping whose resources, when there, is a mapping (`_shape`)."""
+    return (f'("resources" in {holder} && {holder}.resources != null && {string(which)} in {holder}.resources ? '
+            f'{holder}.resources[{string(which)}] : null)')
+
+
 def _value(items: str, name: str) -> str:
-    """The integer of `name` in a list of entries, 0 when absent."""
-    return f"{items}.filter(e, e.n == {name}).map(e, e.v).sum()"
+    """The integer of `name` in a list of entries, 0 when absent. (Its own variable `y`: a
+    comprehension variable hides an outer one of the same name, and `name` is often `e.n`.)"""
+    return f"{items}.filter(y, y.n == {name}).map(y, y.v).sum()"
 
 
 def _has(items: str, name: str) -> str:
-    return f"{items}.exists(e, e.n == {name})"
+    return f"{items}.exists(y, y.n == {name})"
 
 
 def _cpu(v: str) -> str:
@@ -197,28 +199,31 @@ class PodRulesCel:
             rq=read("t.v", ["resources", "requests"], "map", "{}"),
             rl=read("t.v", ["resources", "limits"], "map", "{}"),
         )
+        ic, ac = read("t.v", ["initContainers"], "list", "[]"), read("t.v", ["containers"], "list", "[]")
         tiered = record(
-            p="t.p", v="t.v", o="t.o", r="t.r", ig="t.ig",
+            p="t.p", v="t.v", o="t.o", ig="t.ig",
             sel="t.fit ? [" + ", ".join(self._selects(pool) for pool in self.pools) + "] : []",
             tol="t.fit ? [" + ", ".join(self._tolerates(pool) for pool in self.pools) + "] : []",
-            tier=self._tier(),
+            tier=self._tier(), shape=self._shape(),
         )
-        checked = record(
-            p="t.p", v="t.v", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier",
-            state=f'!{self._valid()} ? "malformed" : !{self._exact()} ? "bounds" : "ok"',
-        )
-        raw = record(
-            p="t.p", o="t.o", tier="t.tier", ig="t.ig", sel="t.sel", tol="t.tol",
-            rq=read("t.v", ["resources", "requests"], "map", "{}"),
-            rl=read("t.v", ["resources", "limits"], "map", "{}"),
-            ic=read("t.v", ["initContainers"], "list", "[]"),
-            ac=read("t.v", ["containers"], "list", "[]"),
-        )
+        # The requests and limits maps as written (null when absent): the pod's, then the init
+        # containers' requests, their limits, the containers' requests, their limits.
+        maps = (f'[{_requirement("t.v", "requests")}, {_requirement("t.v", "limits")}] + '
+                + " + ".join(f'{lst}.map(c, {_requirement("c", which)})' for lst in (ic, ac) for which in ("requests", "limits")))
+        checked = record(p="t.p", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier", ic=ic, ac=ac,
+                         shape="t.shape", maps=f"t.shape ? {maps} : []")
+        state = (f'!t.shape || !t.maps.all(m, {_valid_map("m")}) ? "malformed" : '
+                 f'!t.maps.all(m, {_exact_map("m")}) ? "bounds" : "ok"')
+        judged = record(p="t.p", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier", ic="t.ic", ac="t.ac",
+                        maps="t.maps", state=state)
+        raw = record(p="t.p", o="t.o", tier="t.tier", ig="t.ig", sel="t.sel", tol="t.tol", ic="t.ic", ac="t.ac",
+                     e=f"t.maps.map(m, m == null ? [] : {_entries('m')})")
         return [
             ("scoped", f"{self.var('templates')}.map(t, {scoped})"),
             ("tiered", f"{self.var('scoped')}.map(t, {tiered})"),
             ("checked", f"{self.var('tiered')}.filter(t, t.tier in {strings(JUDGED_TIERS)}).map(t, {checked})"),
-            ("raw", f'{self.var("checked")}.filter(t, t.state == "ok").map(t, {raw})'),
+            ("judged", f"{self.var('checked')}.map(t, {judged})"),
+            ("raw", f'{self.var("judged")}.filter(t, t.state == "ok").map(t, {raw})'),
             ("pods", f"{self.var('raw')}.map(p, {self._pods()})"),
             ("sums", f"{self.var('pods')}.map(p, {self._sums()})"),
             ("facts", f"{self.var('sums')}.map(p, {self._facts()})"),
@@ -267,41 +272,41 @@ class PodRulesCel:
                 f'(t.s == "managed" || {"true" if self.scope_all else "false"} || {targets}) ? "managed" : '
                 f'!({named}) ? "out" : {assumed} ? "assumed" : "validity"')
 
-    def _valid(self) -> str:
-        """What numaguard's NG002 refuses and the rules would trip on: the fields the carrier
-        refuses (Knative's resources), containers missing or not a list of mappings, and
-        resources that are not maps of valid quantities."""
-        containers = " && ".join(
-            f"({field} == null || type({field}) == list && {field}.all(c, type(c) == map && "
-            f"{_requirements(_field('c', 'resources'), _valid_map)}))"
+    @staticmethod
+    def _shape() -> str:
+        """The shape numaguard's NG002 asks of what the rules read (lint/k8s/pod_schema.py): the
+        fields the carrier refuses absent (Knative's resources), containers given, container
+        lists of mappings, resources that are mappings (their requests and limits are checked
+        with the quantities, `_valid_map`)."""
+        resources = 'c.resources == null || type(c.resources) == map'
+        lists = " && ".join(
+            f'({field} == null || type({field}) == list && {field}.all(c, type(c) == map && '
+            f'(!("resources" in c) || {resources})))'
             for field in (_field("t.v", "initContainers"), _field("t.v", "containers")))
-        return (f"(t.r.all(f, !(f in t.v) || t.v[f] == null) && \"containers\" in t.v && t.v.containers != null && "
-                f"{containers} && {_requirements(_field('t.v', 'resources'), _valid_map)})")
-
-    def _exact(self) -> str:
-        containers = " && ".join(
-            f"{read('t.v', [name], 'list', '[]')}.all(c, {_requirements(_field('c', 'resources'), _exact_map)})"
-            for name in ("initContainers", "containers"))
-        return f"({containers} && {_requirements(_field('t.v', 'resources'), _exact_map)})"
+        return (f'(t.r.all(f, !(f in t.v) || t.v[f] == null) && "containers" in t.v && t.v.containers != null && '
+                f'{lists} && (!("resources" in t.v) || {resources.replace("c.", "t.v.")}))')
 
     # -- numbers ---------------------------------------------------------------------------------
     def _pods(self) -> str:
+        """Containers from the converted maps `p.e` (`raw`): init containers first, in order (a
+        sidecar is one with restartPolicy Always), then the containers; each container's
+        requests defaulted from its limits (SetDefaults_Pod: a missing request takes the limit)."""
         b = BOUNDS
+        init_rq, init_lm = "p.e[2 + i]", "p.e[2 + size(p.ic) + i]"
+        app_rq, app_lm = "p.e[2 + 2 * size(p.ic) + i]", "p.e[2 + 2 * size(p.ic) + size(p.ac) + i]"
 
-        def containers(field: str, offset: int, kind: str) -> str:
+        def containers(field: str, offset: int, kind: str, rq: str, lm: str) -> str:
             c = f"p.{field}[i]"
-            name = f'(type({c}) == map && "name" in {c} && type({c}.name) == string ? {c}.name : "#" + string(i))'
-            rq, lm = read(c, ["resources", "requests"], "map", "{}"), read(c, ["resources", "limits"], "map", "{}")
-            made = record(name=name, k=kind, o=f"i + {offset}", rq=rq, lm=lm)
+            name = f'("name" in {c} && type({c}.name) == string ? {c}.name : "#" + string(i))'
+            effective = f"{rq} + {lm}.filter(x, !{_has(rq, 'x.n')})"
+            made = record(name=name, k=kind, o=f"i + {offset}", rq=effective, lm=lm)
             return f"{indexes(b.containers)}.filter(i, i < size(p.{field})).map(i, {made})"
 
-        sidecar = '(type(p.ic[i]) == map && "restartPolicy" in p.ic[i] && p.ic[i].restartPolicy == "Always" ? "sidecar" : "init")'
-        cs = f"({containers('ic', 0, sidecar)} + {containers('ac', 100, string('app'))})"
-        eff = (f"c.rq.map(k, {record(n='k', v=_units('k', 'c.rq[k]'))}) + "
-               f"c.lm.filter(k, !(k in c.rq)).map(k, {record(n='k', v=_units('k', 'c.lm[k]'))})")
+        sidecar = '("restartPolicy" in p.ic[i] && p.ic[i].restartPolicy == "Always" ? "sidecar" : "init")'
+        cs = (f"{containers('ic', 0, sidecar, init_rq, init_lm)} + "
+              f"{containers('ac', 100, string('app'), app_rq, app_lm)}")
         return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol",
-                      prq=_entries("p.rq"), plm=_entries("p.rl"),
-                      cs=f"{cs}.map(c, {record(name='c.name', k='c.k', o='c.o', rq=eff, lm=_entries('c.lm'))})")
+                      prq="p.e[0]", plm="p.e[1]", cs=cs)
 
     def _sums(self) -> str:
         """The aggregate of every supported resource some container requests (or limits)."""

@@ -96,7 +96,7 @@ class TemplateWalk:
             key = tuple((p.text, p.unless) for p in carrier.paths)
             groups.setdefault(key, []).append(test)
             walks.setdefault(key, carrier)
-        return [(" || ".join(groups[k]), " + ".join(self._path(p) for p in walks[k].paths) or "[]") for k in groups]
+        return [(" || ".join(groups[k]), " + ".join(self.path(p) for p in walks[k].paths) or "[]") for k in groups]
 
     def variables_for(self, carriers: PodCarriers) -> list[tuple[str, str]]:
         """The variables that give `templates`: `kind`, the number of the first set of kinds
@@ -113,7 +113,8 @@ class TemplateWalk:
         out.append(("templates", _balanced("variables.kind", leaves, 0, len(leaves))))
         return out
 
-    def _path(self, path: TemplatePath) -> str:
+    def path(self, path: TemplatePath) -> str:
+        """The records of one template path (Field steps, then `spec`)."""
         items, size = self.roots(), ROOTS
         if path.unless:                     # an Argo Rollout with workloadRef has no template of its own
             value, guards = "r.v", []
