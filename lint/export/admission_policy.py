@@ -91,7 +91,7 @@ class PolicyBuilder:
         self.cel = PodRulesCel(self.pools, config.scope_all, refused)
         severities = {r.id: config.severities.get(r.id, r.severity) for r in all_rules()}
         self.rules = [ExportedRule(rid, severities[rid], test, message)
-                      for rid, (test, message) in self.cel.rules().items() if severities.get(rid) is not None]
+                      for rid, (test, message) in sorted(self.cel.rules().items()) if severities.get(rid) is not None]
         self.variables = self._variables()
 
     # -- variables -------------------------------------------------------------------------------

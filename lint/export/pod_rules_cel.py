@@ -204,7 +204,7 @@ class PodRulesCel:
             p="t.p", v="t.v", o="t.o", ig="t.ig",
             sel="t.fit ? [" + ", ".join(self._selects(pool) for pool in self.pools) + "] : []",
             tol="t.fit ? [" + ", ".join(self._tolerates(pool) for pool in self.pools) + "] : []",
-            tier=self._tier(), shape=self._shape(),
+            tier=self._tier(), shape=f"t.fit && {self._shape()}",
         )
         # The requests and limits maps as written (null when absent): the pod's, then the init
         # containers' requests, their limits, the containers' requests, their limits.
@@ -240,7 +240,7 @@ class PodRulesCel:
         selector = " || ".join(f"({string(k)} in t.ns && t.ns[{string(k)}] == {string(v)})"
                                for k, v in pool.node_labels.items())
         affinity = (f"t.tm.exists(m, {read('m', ['matchExpressions'], 'list', '[]')}.exists(e, type(e) == map && "
-                    f"\"key\" in e && e.key in {keys} && \"operator\" in e && (e.operator == \"Exists\" || "
+                    f"\"key\" in e && type(e.key) == string && e.key in {keys} && \"operator\" in e && (e.operator == \"Exists\" || "
                     f"e.operator == \"In\" && \"values\" in e && type(e.values) == list && {labels}[e.key] in e.values)))")
         return f"({selector} || {affinity})"
 
