@@ -4,14 +4,16 @@
 The documents, for one config file:
 
 * `numaguard-errors`: a validation per error rule (NG101, NG103-NG107, NG114 by default), and
-  `numaguard-warnings`: the warning and info rules (NG111) and the notice for templates beyond
-  the policy's bounds. Two policies because an action belongs to a binding, not to a
-  validation: in `enforce` mode errors deny and warnings warn, as the webhook does;
+  `numaguard-warnings`: the warning and info rules (NG111), the notice for templates beyond
+  the policy's bounds and, when no pool pods can target is configured, the policy rules'
+  findings on templates only assumed to be managed (the engine caps those at warning). Two
+  policies because an action belongs to a binding, not to a validation: in `enforce` mode
+  errors deny and warnings warn, as the webhook does;
 * one binding per policy and mode: the config's mode (or `--mode`) for every namespace but
   kube-system and those `webhook.namespaces` gives another mode, which get a binding of
   their own. enforce: errors [Deny], warnings [Warn]; warn: both [Warn]; audit: both [Audit].
 
-The pool is compiled into the policy: its labels and taint are CEL literals, in the
+The pools are compiled into the policy: their labels and taints are CEL literals, in the
 `may-be-in-scope` matchCondition (the API server skips the policy for objects with no template
 numaguard could judge) and in the tier variable (which rules apply to a template). A paramKind
 was not used: the pool would have to live in a custom resource installed beside the policy
@@ -34,7 +36,7 @@ from numaguard.lint.export.cel import record, string, strings
 from numaguard.lint.export.pod_rules_cel import BOUNDS, PodRulesCel
 from numaguard.lint.export.pod_templates_cel import (MAX_ITEMS, SCOPE_ANNOTATION, TemplateWalk, annotation,
                                                        carrier_conditions)
-from numaguard.lint.model import PoolSettings, Severity
+from numaguard.lint.model import Severity
 
 MODES = ("enforce", "warn", "audit")
 NAME = "numaguard"
@@ -45,12 +47,6 @@ _VARIABLE = re.compile(r"variables\.([A-Za-z_][A-Za-z0-9_]*)")
 
 class ExportError(ValueError):
     """The config cannot be exported (a carrier path the policy cannot walk)."""
-
-
-def configured_pools(config: Config) -> tuple[PoolSettings, ...]:
-    """The config's pools: `pools:` where the config has that list, else the one `pool:`."""
-    pools = getattr(config, "pools", None)
-    return tuple(pools) if pools is not None else (config.pool,)
 
 
 def resource_name(kind: str) -> str:
@@ -73,6 +69,7 @@ class ExportedRule:
     severity: Severity
     test: str                      # CEL over one `levels` record `p`
     message: str                   # CEL string over `p`
+    capped: bool = False           # an error a template only assumed to be managed gets as a warning
 
 
 class PolicyBuilder:
@@ -81,16 +78,22 @@ class PolicyBuilder:
     def __init__(self, config: Config) -> None:
         from numaguard.lint.rules.registry import all_rules
 
+        from numaguard.lint.rules.pods import VALIDITY_RULES
+
         self.config = config
-        self.pools = configured_pools(config)
         self.carriers = config.pod_carriers
         refused = "[]"
         for carrier, test in reversed(carrier_conditions(self.carriers)):
             if carrier.refused_pod_fields:
                 refused = f"{test} ? {strings(n for n, _ in carrier.refused_pod_fields)} : {refused}"
-        self.cel = PodRulesCel(self.pools, config.scope_all, refused)
+        self.cel = PodRulesCel(config.pools, config.scope_all, refused)
+        # The engine takes a pod with pod-level cpu, memory or hugepages as meant for a managed
+        # pool when no pool pods can target is configured, and caps its policy findings at
+        # warning (lint/engine.py `_lint_pod`): those go to the warnings policy.
+        assumed = not self.cel.pools and not config.scope_all
         severities = {r.id: config.severities.get(r.id, r.severity) for r in all_rules()}
-        self.rules = [ExportedRule(rid, severities[rid], test, message)
+        self.rules = [ExportedRule(rid, severities[rid], test, message,
+                                   capped=assumed and severities[rid] is Severity.ERROR and rid not in VALIDITY_RULES)
                       for rid, (test, message) in sorted(self.cel.rules().items()) if severities.get(rid) is not None]
         self.variables = self._variables()
 
@@ -102,11 +105,14 @@ class PolicyBuilder:
         out = [*TemplateWalk().variables_for(self.carriers), *self.cel.stages()]
         for rule in self.rules:
             name = rule.id.lower()
-            found = record(p="p.p", o="p.o", m=f'p.o ? "" : {rule.message}')
+            found = record(p="p.p", o="p.o", tier="p.tier", m=f'p.o ? "" : {rule.message}')
             source = "raw" if rule.id == "NG111" else "levels"      # NG111 needs no numbers
             out.append((name, f"variables.{source}.filter(p, ({rule.test}) && !p.ig.exists(x, x == \"ALL\" || "
                               f"x == {string(rule.id)})).map(p, {found})"))
             out.append((f"{name}Added", f"variables.{name}.filter(f, !f.o && !variables.{name}.exists(g, g.o && g.p == f.p))"))
+            if rule.capped:
+                out.append((f"{name}Denied", f'variables.{name}Added.filter(f, f.tier != "assumed")'))
+                out.append((f"{name}Warned", f'variables.{name}Added.filter(f, f.tier == "assumed")'))
         out.append(("beyond", 'variables.tiered.filter(t, !t.o && t.tier == "bounds").map(t, t.p) + '
                               'variables.judged.filter(t, !t.o && t.state == "bounds").map(t, t.p)'))
         return out
@@ -129,9 +135,12 @@ class PolicyBuilder:
         templates beyond the policy's bounds."""
         out = []
         for rule in self.rules:
-            if (rule.severity is Severity.ERROR) != severe:
+            if rule.capped:
+                added = f"variables.{rule.id.lower()}{'Denied' if severe else 'Warned'}"
+            elif (rule.severity is Severity.ERROR) == severe:
+                added = f"variables.{rule.id.lower()}Added"
+            else:
                 continue
-            added = f"variables.{rule.id.lower()}Added"
             out.append({
                 "expression": f"size({added}) == 0",
                 "messageExpression": (f'"{rule.id} " + {added}[0].m + (size({added}) > 1 ? " (and " + '
@@ -165,13 +174,13 @@ class PolicyBuilder:
         pod = self.carriers.find("", "v1", "Pod")
         if pod is None:
             return []
-        keys = sorted({k for p in self.pools for k in p.node_labels})
+        keys = sorted({k for p in self.cel.pools for k in p.node_labels})
         targets = []
         if keys:
             targets.append(f'("nodeSelector" in t.v && type(t.v.nodeSelector) == map && '
                            f'({" || ".join(f"{string(k)} in t.v.nodeSelector" for k in keys)}))')
             targets.append('"affinity" in t.v')
-        if any(p.taint for p in self.pools):
+        if any(p.taint for p in self.cel.pools):
             targets.append('"tolerations" in t.v')
         may = " || ".join(['"resources" in t.v && t.v.resources != null', *targets])
         scope = annotation(SCOPE_ANNOTATION)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from numaguard.lint.export.cel import indexes, read, record, string, strings
 from numaguard.lint.export.pod_templates_cel import IGNORE_ANNOTATION, SCOPE_ANNOTATION, annotation
-from numaguard.lint.model import PoolSettings
+from numaguard.lint.model import DEFAULT_POOL_NAME, PoolSettings
 
 
 @dataclass(frozen=True)
@@ -200,27 +200,30 @@ class PodRulesCel:
             rl=read("t.v", ["resources", "limits"], "map", "{}"),
         )
         ic, ac = read("t.v", ["initContainers"], "list", "[]"), read("t.v", ["containers"], "list", "[]")
-        tiered = record(
-            p="t.p", v="t.v", o="t.o", ig="t.ig",
+        aimed = record(
+            p="t.p", v="t.v", o="t.o", s="t.s", r="t.r", ig="t.ig", fit="t.fit", rq="t.rq", rl="t.rl",
             sel="t.fit ? [" + ", ".join(self._selects(pool) for pool in self.pools) + "] : []",
             tol="t.fit ? [" + ", ".join(self._tolerates(pool) for pool in self.pools) + "] : []",
-            tier=self._tier(), shape=f"t.fit && {self._shape()}",
+            sc="t.fit ? [" + ", ".join(self._score(pool) for pool in self.pools) + "] : []",
         )
+        tiered = record(p="t.p", v="t.v", o="t.o", ig="t.ig", aim=self._aim(), tier=self._tier(),
+                        shape=f"t.fit && {self._shape()}")
         # The requests and limits maps as written (null when absent): the pod's, then the init
         # containers' requests, their limits, the containers' requests, their limits.
         maps = (f'[{_requirement("t.v", "requests")}, {_requirement("t.v", "limits")}] + '
                 + " + ".join(f'{lst}.map(c, {_requirement("c", which)})' for lst in (ic, ac) for which in ("requests", "limits")))
-        checked = record(p="t.p", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier", ic=ic, ac=ac,
+        checked = record(p="t.p", o="t.o", ig="t.ig", aim="t.aim", tier="t.tier", ic=ic, ac=ac,
                          shape="t.shape", maps=f"t.shape ? {maps} : []")
         state = (f'!t.shape || !t.maps.all(m, {_valid_map("m")}) ? "malformed" : '
                  f'!t.maps.all(m, {_exact_map("m")}) ? "bounds" : "ok"')
-        judged = record(p="t.p", o="t.o", ig="t.ig", sel="t.sel", tol="t.tol", tier="t.tier", ic="t.ic", ac="t.ac",
+        judged = record(p="t.p", o="t.o", ig="t.ig", aim="t.aim", tier="t.tier", ic="t.ic", ac="t.ac",
                         maps="t.maps", state=state)
-        raw = record(p="t.p", o="t.o", tier="t.tier", ig="t.ig", sel="t.sel", tol="t.tol", ic="t.ic", ac="t.ac",
+        raw = record(p="t.p", o="t.o", tier="t.tier", ig="t.ig", aim="t.aim", ic="t.ic", ac="t.ac",
                      e=f"t.maps.map(m, m == null ? [] : {_entries('m')})")
         return [
             ("scoped", f"{self.var('templates')}.map(t, {scoped})"),
-            ("tiered", f"{self.var('scoped')}.map(t, {tiered})"),
+            ("aimed", f"{self.var('scoped')}.map(t, {aimed})"),
+            ("tiered", f"{self.var('aimed')}.map(t, {tiered})"),
             ("checked", f"{self.var('tiered')}.filter(t, t.tier in {strings(JUDGED_TIERS)}).map(t, {checked})"),
             ("judged", f"{self.var('checked')}.map(t, {judged})"),
             ("raw", f'{self.var("judged")}.filter(t, t.state == "ok").map(t, {raw})'),
@@ -235,14 +238,16 @@ class PodRulesCel:
         expression In (with the label's value) or Exists on a pool label key."""
         if not pool.node_labels:
             return "false"
-        labels = "{" + ", ".join(f"{string(k)}: {string(v)}" for k, v in pool.node_labels.items()) + "}"
-        keys = strings(pool.node_labels)
-        selector = " || ".join(f"({string(k)} in t.ns && t.ns[{string(k)}] == {string(v)})"
-                               for k, v in pool.node_labels.items())
-        affinity = (f"t.tm.exists(m, {read('m', ['matchExpressions'], 'list', '[]')}.exists(e, type(e) == map && "
-                    f"\"key\" in e && type(e.key) == string && e.key in {keys} && \"operator\" in e && (e.operator == \"Exists\" || "
-                    f"e.operator == \"In\" && \"values\" in e && type(e.values) == list && {labels}[e.key] in e.values)))")
-        return f"({selector} || {affinity})"
+        return "(" + " || ".join(f"({string(k)} in t.ns && t.ns[{string(k)}] == {string(v)}) || {self._affinity(k, v)}"
+                                 for k, v in pool.node_labels.items()) + ")"
+
+    @staticmethod
+    def _affinity(key: str, value: str) -> str:
+        """A required node affinity expression In (with the label's value) or Exists on the
+        label `key`, in any term."""
+        return (f"t.tm.exists(m, {read('m', ['matchExpressions'], 'list', '[]')}.exists(e, type(e) == map && "
+                f"\"key\" in e && e.key == {string(key)} && \"operator\" in e && (e.operator == \"Exists\" || "
+                f"e.operator == \"In\" && \"values\" in e && type(e.values) == list && {string(value)} in e.values)))")
 
     def _tolerates(self, pool: PoolSettings) -> str:
         """`_tolerates_pool` (core/v1 Toleration.ToleratesTaint): the pool's taint key, no
@@ -258,12 +263,35 @@ class PodRulesCel:
         return (f"t.tl.exists(x, type(x) == map && \"key\" in x && x.key == {string(taint['key'])} && ({effect}) && "
                 f"({op} == \"Exists\" || {op} == \"Equal\" && {value} == {string(taint.get('value') or '')}))")
 
+    def _score(self, pool: PoolSettings) -> str:
+        """`targeted_pools`' count for one pool: one per pool label selected (nodeSelector, or a
+        required node affinity In/Exists expression on the label) and one for its taint
+        tolerated; 0 for a pool the nodeSelector excludes (another value of a pool label,
+        `_excludes`)."""
+        selected = [f"(({string(k)} in t.ns && t.ns[{string(k)}] == {string(v)}) || {self._affinity(k, v)} ? 1 : 0)"
+                    for k, v in pool.node_labels.items()]
+        tolerated = [f"({self._tolerates(pool)} ? 1 : 0)"] if pool.taint else []
+        excluded = " || ".join(f"({string(k)} in t.ns && t.ns[{string(k)}] != {string(v)})"
+                               for k, v in pool.node_labels.items()) or "false"
+        return f"({excluded} ? 0 : {' + '.join(selected + tolerated)})"
+
+    def _aim(self) -> str:
+        """Per pool (`self.pools` order): "selects" or "tolerates" when the template targets it
+        (`targeted_pools`: among the pools of the highest count) half-way, selecting its labels
+        without tolerating its taint or the reverse (NG111, judged in each targeted pool's
+        context), else ""."""
+        if not self.pools:
+            return "[]"
+        half = ", ".join(f't.sc[{i}] > 0 && t.sc[{i}] == t.sc.max() && t.sel[{i}] != t.tol[{i}] ? '
+                         f'(t.sel[{i}] ? "selects" : "tolerates") : ""' for i in range(len(self.pools)))
+        return f"t.fit ? [{half}] : []"
+
     def _tier(self) -> str:
-        """`pod_scope`: unmanaged by annotation; managed by annotation, `scope: all` or by
-        targeting a pool (selecting its labels or tolerating its taint); out without pod-level
-        resource names; assumed with cpu, memory or hugepages when no pool is configured;
-        validity otherwise. Computed from `scoped`, whose pool tests are made here again."""
-        targets = " || ".join(f"{self._selects(p)} || {self._tolerates(p)}" for p in self.pools) or "false"
+        """`pod_placement`: unmanaged by annotation; managed by targeting a pool (a count above
+        0, `_score`), by annotation or by `scope: all`; out without pod-level resource names;
+        assumed with cpu, memory or hugepages when no pool pods can target is configured;
+        validity otherwise."""
+        targets = "t.sc.exists(x, x > 0)" if self.pools else "false"
         named = "t.rq.exists(k, type(k) == string) || t.rl.exists(k, type(k) == string)"
         supported = (f"t.rq.exists(k, type(k) == string && {_supported('k')}) || "
                      f"t.rl.exists(k, type(k) == string && {_supported('k')})")
@@ -305,7 +333,7 @@ class PodRulesCel:
         sidecar = '("restartPolicy" in p.ic[i] && p.ic[i].restartPolicy == "Always" ? "sidecar" : "init")'
         cs = (f"{containers('ic', 0, sidecar, init_rq, init_lm)} + "
               f"{containers('ac', 100, string('app'), app_rq, app_lm)}")
-        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol",
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig",
                       prq="p.e[0]", plm="p.e[1]", cs=cs)
 
     def _sums(self) -> str:
@@ -319,7 +347,7 @@ class PodRulesCel:
         names = f'p.cs.map(c, {first}.join(",")).join(",").split(",").filter(n, n != "")'
         agg = record(n="n", rq=aggregate("rq"), lm=aggregate("lm"), hasLm=f"p.cs.exists(c, {_has('c.lm', 'n')})",
                      every=f"p.cs.all(c, {_has('c.lm', 'n')})")
-        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", prq="p.prq", plm="p.plm",
                       cs="p.cs", agg=f"{names}.map(n, {agg})")
 
     def _facts(self) -> str:
@@ -332,7 +360,7 @@ class PodRulesCel:
         guaranteed = " && ".join(f'{_value("c.rq", string(r))} != 0 && {_value("c.rq", string(r))} == {_value("c.lm", string(r))}'
                                  for r in ("cpu", "memory"))
         cs = f"p.cs.map(c, {record(name='c.name', k='c.k', o='c.o', rq='c.rq', lm='c.lm', g=guaranteed)})"
-        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", prq="p.prq", plm="p.plm",
                       cs=cs, agg="p.agg", hpa=added)
 
     def _levels(self) -> str:
@@ -362,7 +390,7 @@ class PodRulesCel:
         requests = (f"{request('cpu')} + {request('memory')} + p.prq.filter(e, {plain}) + "
                     f"p.plm.filter(e, {_hugepages('e.n')} && !{_has('p.prq', 'e.n')}) + p.hpa")
         limits = f"{limit('cpu')} + {limit('memory')} + p.plm.filter(e, {plain}) + p.hpa"
-        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", sel="p.sel", tol="p.tol", prq="p.prq", plm="p.plm",
+        return record(p="p.p", o="p.o", tier="p.tier", ig="p.ig", prq="p.prq", plm="p.plm",
                       cs="p.cs", agg="p.agg", rq=requests, lm=limits,
                       set=f'p.prq.exists(e, {_supported("e.n")}) || p.plm.exists(e, {_supported("e.n")})')
 
@@ -409,19 +437,24 @@ class PodRulesCel:
                       f'e.n + ": " + {_amount("e.n", _value("p.rq", "e.n"))} + " is above the pod limit of " + '
                       f'{_amount("e.n", _value("p.lm", "e.n"))} + "; the API server rejects the pod")[0]'),
         }
-        # NG111 (`pool_targeting`): only a pool with both labels and a taint can be targeted
-        # half-way; the pool tests are those of the tier (`sel`, `tol`), in `self.pools` order.
+        # NG111 (`pool_targeting`), in the context of each pool the template targets: only a
+        # pool with both labels and a taint can be targeted half-way (`aim`).
         mixed = [(i, pool) for i, pool in enumerate(self.pools) if pool.node_labels and pool.taint]
         if mixed:
             messages = []
             for i, pool in mixed:
+                name = "the managed pool" if pool.name == DEFAULT_POOL_NAME else f"pool {pool.name}"
+                taint = pool.taint
                 labels = ", ".join(f"{k}: {v}" for k, v in pool.node_labels.items())
-                selects = string(f": the pod selects the pool's nodes but does not tolerate its taint "
-                                 f"{_taint_text(pool)}: it will stay Pending")
-                tolerates = string(f".tolerations: the pod tolerates the pool's taint but does not select its "
-                                   f"nodes ({labels}): it may land on a node without the pod-level resource managers")
-                messages.append(f"p.sel[{i}] != p.tol[{i}] ? p.p + (p.sel[{i}] ? {selects} : {tolerates})")
-            out["NG111"] = (f"{policy} && ({' || '.join(f'p.sel[{i}] != p.tol[{i}]' for i, _ in mixed)})",
+                selects = string(f": the pod selects {name} but does not tolerate its taint {_taint_text(pool)}: it "
+                                 f"will stay Pending; add a toleration {{key: {taint.get('key')}, operator: Equal, "
+                                 f"value: {taint.get('value', '')}, effect: {taint.get('effect', '')}}}")
+                tolerates = string(f".tolerations: the pod tolerates the taint of {name} but does not select its "
+                                   f"nodes: it may be scheduled on a node without the pod-level resource managers; "
+                                   f"add nodeSelector {{{labels}}}")
+                messages.append(f'p.aim[{i}] != "" ? p.p + (p.aim[{i}] == "selects" ? {selects} : {tolerates})')
+            half = " || ".join(f'p.aim[{i}] != ""' for i, _ in mixed)
+            out["NG111"] = (f"{policy} && ({half})",
                             " : ".join(messages) + ' : ""')
         return out
 

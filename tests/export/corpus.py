@@ -23,6 +23,21 @@ CONFIGS = {
     "a pool by labels and taint": {"pool": POOL},
     "a pool by taint only": {"pool": {"taint": {"key": "dedicated.example.com/numa", "effect": "NoSchedule"}}},
     "scope all": {"scope": "all", "pool": POOL},
+    # deploy/examples/.numaguard.yaml's pools: the same label key and taint key, other values
+    "two pools": {"pools": [
+        {"name": "numa", "nodeLabels": {"node.example.com/pool": "numa"},
+         "taint": {"key": "node.example.com/pool", "value": "numa", "effect": "NoSchedule"}},
+        {"name": "edge", "nodeLabels": {"node.example.com/pool": "edge"},
+         "taint": {"key": "node.example.com/pool", "value": "edge", "effect": "NoSchedule"}}]},
+    # pools of two labels, of a taint alone and of labels alone (the most specific targeted
+    # wins), and a kind of the config's own (podTemplates, with both wildcards)
+    "three pools and a custom kind": {
+        "pools": [{"name": "numa", "nodeLabels": {"node.example.com/pool": "numa", "kubernetes.io/os": "linux"},
+                   "taint": POOL["taint"]},
+                  {"name": "gpu", "taint": {"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"}},
+                  {"name": "edge", "nodeLabels": {"node.example.com/pool": "edge"}}],
+        "podTemplates": [{"apiVersion": "training.example.com/v1", "kind": "TrainingJob",
+                          "paths": ["spec.launcher?.template", "spec.roles?.*.template", "spec.workers[*].template"]}]},
 }
 
 

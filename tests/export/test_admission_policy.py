@@ -158,11 +158,11 @@ def test_every_expression_stays_within_cel_parser_limits():
     ({**GOOD, "resources": {"requests": {"cpu": "4", "memory": "8Gi"}, "limits": {"cpu": "2", "memory": "8Gi"}}},
      ["NG114 spec.resources.requests.cpu: 4 is above the pod limit of 2; the API server rejects the pod"]),
     ({**GOOD, "tolerations": []},
-     ["NG111 spec: the pod selects the pool's nodes but does not tolerate its taint dedicated.example.com/numa=true:NoSchedule: "
-      "it will stay Pending"]),
+     ["NG111 spec: the pod selects the managed pool but does not tolerate its taint dedicated.example.com/numa=true:NoSchedule: "
+      "it will stay Pending; add a toleration {key: dedicated.example.com/numa, operator: Equal, value: true, effect: NoSchedule}"]),
     ({**GOOD, "nodeSelector": {}},
-     ["NG111 spec.tolerations: the pod tolerates the pool's taint but does not select its nodes (node.example.com/pool: "
-      "numa): it may land on a node without the pod-level resource managers"]),
+     ["NG111 spec.tolerations: the pod tolerates the taint of the managed pool but does not select its nodes: it may be "
+      "scheduled on a node without the pod-level resource managers; add nodeSelector {node.example.com/pool: numa}"]),
 ])
 def test_each_rule_says_what_is_wrong_where_starting_with_its_id(spec, expected):
     assert messages(pod(spec)) == expected
@@ -255,7 +255,9 @@ def test_expressions_never_error_whatever_the_object(data):
         holder = obj
         for key in path[:-1]:
             holder = holder[key]
-        holder[path[-1]] = data.draw(st.sampled_from(ODD))
+        # a copy: the odd values are shared, and a later mutation inside one must change
+        # neither ODD nor put a list inside itself (a cycle the CEL runtime recurses into)
+        holder[path[-1]] = copy.deepcopy(data.draw(st.sampled_from(ODD)))
     for policy in (ERRORS, WARNINGS):
         evaluate(policy, obj)                   # raises on any CEL error
         evaluate(policy, obj, old=base, operation="UPDATE")
@@ -288,3 +290,47 @@ def test_an_unusable_config_is_one_line_and_exit_2(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == f"Error: {tmp_path / 'bad.yaml'}: pool.nodeLabels: a list, expected an object\n"
+
+
+# -- pools and carriers from main's config (issue 13 pools, podTemplates) -----------------------
+TWO_POOLS = config_from_dict(CONFIGS["two pools"])
+
+
+def test_each_pool_is_named_in_the_finding_of_the_pool_a_pod_targets():
+    edge_only = {**GOOD, "nodeSelector": {"node.example.com/pool": "edge"},
+                 "tolerations": [{"key": "node.example.com/pool", "operator": "Equal", "value": "numa"}]}
+    assert messages(pod(edge_only), policies=tuple(_policies(TWO_POOLS).values())) == [
+        "NG111 spec: the pod selects pool edge but does not tolerate its taint node.example.com/pool=edge:NoSchedule: it "
+        "will stay Pending; add a toleration {key: node.example.com/pool, operator: Equal, value: edge, effect: NoSchedule}"]
+    # nodeSelector pool: edge excludes the numa pool, whose taint the pod tolerates: only edge is targeted
+    both = {**edge_only, "tolerations": [{"key": "node.example.com/pool", "operator": "Exists"}]}
+    assert messages(pod(both), policies=tuple(_policies(TWO_POOLS).values())) == []
+
+
+def test_a_pod_only_assumed_to_be_managed_is_warned_not_denied():
+    policies = _policies(config_from_dict({}))
+    bad = {"resources": {"requests": {"cpu": "2500m", "memory": "1Gi"}, "limits": {"cpu": "2500m", "memory": "1Gi"}}}
+    assert messages(pod(bad), policies=(policies["numaguard-errors"],)) == []
+    assert messages(pod(bad), policies=(policies["numaguard-warnings"],)) == [
+        "NG104 spec.resources.requests.cpu: pod-level cpu is 2500m, not a whole number of CPUs: no exclusive CPU block "
+        "is reserved; use cpu: 3"]
+    over = {"resources": {"requests": {"cpu": "4", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}
+    assert [m[:5] for m in messages(pod(over), policies=(policies["numaguard-errors"],))] == ["NG114"]   # validity: still denied
+    assert [m[:5] for m in messages(pod(bad, {"numaguard.io/scope": "managed"}), policies=(policies["numaguard-errors"],))] == ["NG104"]
+
+
+def test_a_kind_of_the_config_is_matched_by_its_group_and_resource_and_judged():
+    config = config_from_dict(CONFIGS["three pools and a custom kind"])
+    policies = _policies(config)
+    rules = policies["numaguard-errors"]["spec"]["matchConstraints"]["resourceRules"]
+    assert rules[0] == {"apiGroups": ["training.example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+                        "resources": ["trainingjobs"], "scope": "*"}
+    assert len({(r["apiGroups"][0], res) for r in rules for res in r["resources"]}) == 36
+    good = pod(GOOD)["spec"]
+    spec = {**good, "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}, "limits": {"cpu": "1500m", "memory": "1Gi"}}}
+    job = {"apiVersion": "training.example.com/v1", "kind": "TrainingJob", "metadata": {"name": "t"},
+           "spec": {"roles": {"ps": {"template": {"spec": good}}, "chief": {"template": {"spec": spec}}},
+                    "workers": [{"template": {"spec": good}}, {"template": {"spec": spec}}]}}
+    assert messages(job, policies=(policies["numaguard-errors"],)) == [
+        "NG104 spec.roles.chief.template.spec.resources.requests.cpu: pod-level cpu is 1500m, not a whole number of CPUs: "
+        "no exclusive CPU block is reserved; use cpu: 2 (and 1 more pod templates)"]

@@ -7,6 +7,7 @@ Templates numaguard reports as NG002 are left out of the comparison: the API ser
 kind's schema) refuses them before any policy runs, and the policy judges none of them."""
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -16,7 +17,7 @@ from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
 from numaguard.lint.export.admission_policy import admission_policy
 from numaguard.lint.export.pod_rules_cel import COVERED
-from numaguard.lint.model import dotted_path
+from numaguard.lint.model import Severity, dotted_path
 from numaguard.lint.objects import classify
 
 from .corpus import CONFIGS, fixture_objects
@@ -33,19 +34,24 @@ def policies(settings_: dict):
     return _POLICIES[key]
 
 
-def found_by_policy(policy_docs: list[dict], obj: dict) -> set[tuple[str, str]]:
-    """(rule, pod spec path) of every covered rule the policies find in the object."""
+def found_by_policy(policy_docs: list[dict], obj: dict) -> set[tuple[str, str, str]]:
+    """(rule, pod spec path, level) of every covered rule the policies find in the object: the
+    templates in the lists the failing validations read, "error" in the errors policy (bound
+    with [Deny] in enforce mode), "warning" in the other."""
     found = set()
     for policy in policy_docs:
         outcome = evaluate(policy, obj)
-        for rule in COVERED:
-            found |= {(rule, f["p"]) for f in outcome.variables.get(rule.lower(), []) if not f["o"]}
+        level = "error" if policy["metadata"]["name"].endswith("-errors") else "warning"
+        for i, _ in outcome.failures:
+            listed = re.fullmatch(r"size\(variables\.(\w+)\) == 0", policy["spec"]["validations"][i]["expression"])[1]
+            if listed != "beyond":
+                found |= {(listed[:5].upper(), f["p"], level) for f in outcome.variables[listed]}
     return found
 
 
-def found_by_engine(config, obj: dict) -> tuple[set[tuple[str, str]], set[str]]:
-    """(rule, pod spec path) of every covered rule the engine finds, and the templates it
-    reports as NG002."""
+def found_by_engine(config, obj: dict) -> tuple[set[tuple[str, str, str]], set[str]]:
+    """(rule, pod spec path, level) of every covered rule the engine finds (info counts as
+    warning: both are warnings to the API server), and the templates it reports as NG002."""
     paths = [dotted_path(p.spec_path) for p in classify(obj, config.pod_carriers).pods]
     found, malformed = set(), set()
     for f in lint_documents([obj], config=config).active:
@@ -53,7 +59,7 @@ def found_by_engine(config, obj: dict) -> tuple[set[tuple[str, str]], set[str]]:
         if f.rule == "NG002":
             malformed.add(template)
         elif f.rule in COVERED:
-            found.add((f.rule, template))
+            found.add((f.rule, template, "error" if f.severity is Severity.ERROR else "warning"))
     return found, malformed
 
 
@@ -77,7 +83,7 @@ def test_policy_and_engine_agree_on_every_object_of_the_corpus(name):
             continue                        # a fixture with settings of its own is judged with them
         policy, engine = compare(own if name == "own" else CONFIGS[name], obj)
         judged += 1
-        found.update(rule for rule, _ in engine)
+        found.update(f"{rule} {level}" for rule, _, level in engine)
         if policy != engine:
             disagreements.append((where, sorted(policy - engine), sorted(engine - policy)))
     assert disagreements == []
@@ -85,21 +91,27 @@ def test_policy_and_engine_agree_on_every_object_of_the_corpus(name):
     assert (judged, dict(sorted(found.items()))) == EXPECTED[name]
 
 
-EXPECTED = {
-    "own": (171, {"NG101": 4, "NG103": 9, "NG104": 4, "NG105": 4, "NG106": 3, "NG107": 4, "NG111": 2, "NG114": 9}),
-    "no pool": (148, {"NG101": 1, "NG103": 9, "NG104": 4, "NG105": 4, "NG106": 3, "NG107": 4, "NG114": 8}),
-    "a pool by labels and taint": (148, {"NG101": 1, "NG103": 1, "NG104": 1, "NG105": 4, "NG106": 3, "NG107": 1,
-                                         "NG111": 5, "NG114": 8}),
-    "a pool by taint only": (148, {"NG101": 1, "NG105": 4, "NG106": 3, "NG114": 8}),
-    "scope all": (148, {"NG101": 111, "NG103": 9, "NG104": 4, "NG105": 4, "NG106": 3, "NG107": 4, "NG111": 5,
-                        "NG114": 8}),
+EXPECTED = {     # a pod only assumed to be managed (no pool configured) gets its policy findings as warnings
+    "own": (172, {"NG101 error": 4, "NG103 warning": 9, "NG104 warning": 4, "NG105 error": 4, "NG106 error": 3,
+                  "NG107 warning": 4, "NG111 warning": 2, "NG114 error": 9}),
+    "no pool": (149, {"NG101 error": 1, "NG103 warning": 9, "NG104 warning": 4, "NG105 error": 4, "NG106 error": 3,
+                      "NG107 warning": 4, "NG114 error": 8}),
+    "a pool by labels and taint": (149, {"NG101 error": 1, "NG103 error": 1, "NG104 error": 1, "NG105 error": 4,
+                                         "NG106 error": 3, "NG107 error": 1, "NG111 warning": 5, "NG114 error": 8}),
+    "a pool by taint only": (149, {"NG101 error": 1, "NG105 error": 4, "NG106 error": 3, "NG114 error": 8}),
+    "scope all": (149, {"NG101 error": 111, "NG103 error": 9, "NG104 error": 4, "NG105 error": 4, "NG106 error": 3,
+                        "NG107 error": 4, "NG111 warning": 5, "NG114 error": 8}),
+    "two pools": (149, {"NG101 error": 1, "NG103 error": 1, "NG104 error": 1, "NG105 error": 4, "NG106 error": 3,
+                        "NG107 error": 1, "NG114 error": 8}),
+    "three pools and a custom kind": (149, {"NG101 error": 5, "NG103 error": 1, "NG104 error": 1, "NG105 error": 4,
+                                            "NG106 error": 3, "NG107 error": 1, "NG111 warning": 9, "NG114 error": 8}),
 }
 
 
 def test_the_corpus_holds_every_source_the_issue_names():
     sources = Counter(where.split("/")[2] if where.startswith("tests") else where.split("/")[0].split(" ")[0]
                       for where, _, _ in CORPUS)
-    assert sources == {"rules": 77, "crds": 74, "realrepo": 14, "deploy": 6}
+    assert sources == {"rules": 77, "crds": 74, "realrepo": 14, "deploy": 7}
     kinds = Counter(obj["kind"] for _, _, obj in CORPUS)
     assert len(kinds) >= 28
 
@@ -142,8 +154,9 @@ def containers(draw, init: bool):
     return made
 
 
-KEYS = st.sampled_from(["node.example.com/pool", "dedicated.example.com/numa", "kubernetes.io/os"])
-VALUES = st.sampled_from(["numa", "true", "other", ""])
+KEYS = st.sampled_from(["node.example.com/pool", "dedicated.example.com/numa", "kubernetes.io/os",
+                        "gpu.example.com/dedicated"])
+VALUES = st.sampled_from(["numa", "edge", "linux", "true", "other", ""])
 
 
 @st.composite
@@ -177,7 +190,7 @@ def workloads(draw) -> dict:
     spec = draw(pod_specs())
     annotations = draw(ANNOTATIONS)
     metadata = {"name": "w", **({"annotations": annotations} if annotations else {})}
-    kind = draw(st.sampled_from(["Pod", "Deployment", "CronJob", "JobSet", "PyTorchJob"]))
+    kind = draw(st.sampled_from(["Pod", "Deployment", "CronJob", "JobSet", "PyTorchJob", "TrainingJob"]))
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
     template = {"metadata": {"annotations": draw(ANNOTATIONS) or {}}, "spec": spec}
@@ -192,11 +205,17 @@ def workloads(draw) -> dict:
             "replicatedJobs": [{"name": "a", "template": {"spec": {"template": template}}},
                                {"name": "b", "template": {"metadata": {"annotations": draw(ANNOTATIONS) or {}},
                                                           "spec": {"template": other}}}]}}
+    if kind == "TrainingJob":           # the config's own kind ("three pools and a custom kind")
+        roles = {name: {"template": {"spec": draw(pod_specs())}} for name in draw(st.lists(st.sampled_from(["ps", "chief"]), unique=True))}
+        return {"apiVersion": "training.example.com/v1", "kind": "TrainingJob", "metadata": metadata, "spec": {
+            "launcher": {"template": template}, "roles": roles,
+            "workers": [{"template": {"spec": draw(pod_specs())}} for _ in range(draw(st.integers(0, 2)))]}}
     return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": metadata,
             "spec": {"pytorchReplicaSpecs": {"Master": {"template": template}, "Worker": {"template": {"spec": draw(pod_specs())}}}}}
 
 
-@pytest.mark.parametrize("name", ["no pool", "a pool by labels and taint", "scope all"])
+@pytest.mark.parametrize("name", ["no pool", "a pool by labels and taint", "scope all", "two pools",
+                                  "three pools and a custom kind"])
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(obj=workloads())
 def test_policy_and_engine_agree_on_generated_workloads(name, obj):
@@ -205,19 +224,12 @@ def test_policy_and_engine_agree_on_generated_workloads(name, obj):
 
 
 def test_a_pool_of_two_finds_what_either_finds():
-    """`pools:` (issue 13) gives a list; the policy takes it as it takes `pool:`: a pod
-    targeting the second pool by its taint is managed."""
-    from types import SimpleNamespace
-    from numaguard.lint.export.admission_policy import PolicyBuilder
-    from numaguard.lint.model import PoolSettings
-
-    first = PoolSettings(node_labels={"node.example.com/pool": "cpu"})
-    second = PoolSettings(taint={"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"})
-    base = config_from_dict({})
-    config = SimpleNamespace(**{f: getattr(base, f) for f in base.__dataclass_fields__}, pools=(first, second),
-                             pod_carriers=base.pod_carriers)
-    builder = PolicyBuilder(config)
-    policy = builder.policy("numaguard-errors", True, "Ignore")
+    """`pools:` (issue 13): a pod targeting the second pool by its taint is managed."""
+    config = config_from_dict({"pools": [
+        {"name": "cpu", "nodeLabels": {"node.example.com/pool": "cpu"}},
+        {"name": "gpu", "taint": {"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"}}]})
+    (policy,) = [d for d in admission_policy(config) if d["metadata"]["name"] == "numaguard-errors"
+                 and d["kind"] == "ValidatingAdmissionPolicy"]
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
         "tolerations": [{"key": "gpu.example.com/dedicated", "operator": "Exists"}],
         "containers": [{"name": "c", "image": "registry.example.com/app:1"}]}}
