@@ -55,13 +55,37 @@ class Bounds:
 
 
 BOUNDS = Bounds()
-# Quantities beyond these are not rounded exactly from asApproximateFloat() (README, "Cost").
+# Quantities beyond these are not rounded exactly from asApproximateFloat() (README, "What the
+# policy costs the API server").
 MAX_FLOAT_MILLICORES = "4503599627370"       # cores: 2^52 millicores
 MAX_FLOAT_UNITS = "4503599627370496"         # 2^52 bytes
 MAX_CPU = "9223372036854775807m"             # NG002 beyond: millicores in an int64
 MAX_INT64 = "9223372036854775807"
 JUDGED_TIERS = ("managed", "assumed", "validity")
 COVERED = ("NG101", "NG103", "NG104", "NG105", "NG106", "NG107", "NG111", "NG114")
+# Every other rule about a pod, and why the policy leaves it out (README, "What the policy
+# covers"; tests/export/test_admission_policy.py checks the two lists hold every pod rule).
+NOT_COVERED = {
+    "NG002": "the API server checks an object's schema and quantities before any policy runs (a CRD by its "
+             "schema); the policy judges no template numaguard would report as NG002",
+    "NG102": "the API server refuses other pod-level resources and claims itself (validatePodResourceName); "
+             "nothing for a policy to add",
+    "NG108": "the API server refuses invalid pod-level hugepages itself (page-size multiples, request equal to "
+             "limit); nothing for a policy to add",
+    "NG109": "the API server refuses pod-level resources on a Windows pod itself; nothing for a policy to add",
+    "NG110": "an info that explains each container's placement in the budget: nothing to deny, and one message "
+             "per container is more than an admission warning should carry",
+    "NG112": "an info about images for canary runs (a placeholder image tells nothing about performance): "
+             "nothing for admission to act on",
+    "NG113": "depends on the node's kubelet configuration (a static CPU or Memory Manager policy, feature "
+             "gates), which an admission policy cannot see",
+    "NG301": "needs the pool's node description and the kubelet's NUMA allocation, simulated: beyond CEL and "
+             "its cost limits; use the webhook or numaguard lint with a node description",
+    "NG302": "needs the pool's node description and packs copies of the pod on a simulated node: beyond CEL "
+             "and its cost limits",
+    "NG303": "needs the node's threads per core and cpuManagerPolicyOptions, which an admission policy cannot "
+             "see",
+}
 
 
 # -- small CEL pieces ------------------------------------------------------------------------------

@@ -334,3 +334,23 @@ def test_a_kind_of_the_config_is_matched_by_its_group_and_resource_and_judged():
     assert messages(job, policies=(policies["numaguard-errors"],)) == [
         "NG104 spec.roles.chief.template.spec.resources.requests.cpu: pod-level cpu is 1500m, not a whole number of CPUs: "
         "no exclusive CPU block is reserved; use cpu: 2 (and 1 more pod templates)"]
+
+
+# -- README --------------------------------------------------------------------------------------
+def test_every_pod_rule_is_covered_or_has_its_reason_in_readme():
+    from numaguard.lint.export.pod_rules_cel import BOUNDS, COVERED, NOT_COVERED
+    from numaguard.lint.rules.registry import all_rules
+    from .corpus import ROOT
+
+    pod_rules = {r.id for r in all_rules() if r.target == "pod"} | {"NG002"}
+    assert set(COVERED) | set(NOT_COVERED) == pod_rules and not set(COVERED) & set(NOT_COVERED)
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### What the policy covers\n", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| NG")]
+    assert [row.split(" | ")[0][2:] for row in rows] == ["NG101", "NG103", "NG104", "NG105, NG106", "NG107", "NG111",
+                                                        "NG114", *NOT_COVERED]
+    assert rows[7:] == [f"| {rid} | no: {why} |" for rid, why in NOT_COVERED.items()]
+    b = BOUNDS
+    assert (f"at most {b.containers} init and {b.containers} app containers, {b.resources} names per requests or "
+            f"limits, {b.tolerations} tolerations, {b.terms} node affinity terms of {b.terms} expressions of "
+            f"{b.values} values") in " ".join(readme.split())
