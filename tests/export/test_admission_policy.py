@@ -220,6 +220,27 @@ def test_a_template_beyond_the_bounds_is_reported_not_judged(obj, where):
     assert messages(obj) == [f"numaguard: {where}: {NOT_JUDGED}"]
 
 
+HALF_CPU = {"requests": {"cpu": "2500m", "memory": "1Gi"}, "limits": {"cpu": "2500m", "memory": "1Gi"}}
+
+
+@pytest.mark.parametrize("obj, where", [
+    (pod({**GOOD, "resources": HALF_CPU, "containers": [{"name": f"c{i}", "image": "a"} for i in range(32)],
+          "initContainers": [{"name": f"i{i}", "image": "a"} for i in range(32)]}), "spec"),
+    (pod({**GOOD, "resources": HALF_CPU, "tolerations": GOOD["tolerations"] + [
+        {"key": f"k{i}", "operator": "Exists"} for i in range(63)]}), "spec"),
+    (pod({**GOOD, "resources": HALF_CPU, "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": f"k{j}", "operator": "In", "values": [str(v) for v in range(64)]}
+                                                    for j in range(16)]} for _ in range(16)]}}}}), "spec"),
+    ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "j"},
+      "spec": {"replicatedJobs": [{"name": f"r{i}", "template": {"spec": {"template": {"spec": {
+          **pod(GOOD)["spec"], **({"resources": HALF_CPU} if i == 31 else {})}}}}} for i in range(32)]}},
+     "spec.replicatedJobs[31].template.spec.template.spec"),
+])
+def test_a_template_at_the_bounds_is_judged(obj, where):
+    assert messages(obj) == [f"NG104 {where}.resources.requests.cpu: pod-level cpu is 2500m, not a whole number of "
+                             "CPUs: no exclusive CPU block is reserved; use cpu: 3"]
+
+
 # -- never an error ------------------------------------------------------------------------------
 ODD = [None, "x", 7, 1.5, True, [], {}, [None], {"a": None}, -1, "-1", "1e400", "NaN", "12Ki", 1e300]
 
