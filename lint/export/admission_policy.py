@@ -76,9 +76,8 @@ class PolicyBuilder:
     """The variables and validations of the policies for one config."""
 
     def __init__(self, config: Config) -> None:
-        from numaguard.lint.rules.registry import all_rules
-
         from numaguard.lint.rules.pods import VALIDITY_RULES
+        from numaguard.lint.rules.registry import all_rules
 
         self.config = config
         self.carriers = config.pod_carriers
@@ -132,7 +131,8 @@ class PolicyBuilder:
     # -- validations -----------------------------------------------------------------------------
     def validations(self, severe: bool) -> list[dict[str, str]]:
         """The errors' validations (`severe`), or the warnings' and infos' with the notice of
-        templates beyond the policy's bounds."""
+        templates beyond the policy's bounds; a capped rule has one in each, the errors' for
+        managed templates, the warnings' for those only assumed to be managed."""
         out = []
         for rule in self.rules:
             if rule.capped:
@@ -151,7 +151,7 @@ class PolicyBuilder:
             b = BOUNDS
             limits = (f"at most {b.containers} init and {b.containers} app containers, {b.resources} names per "
                       f"requests or limits, {b.tolerations} tolerations, {b.terms} node affinity terms of {b.terms} "
-                      f"expressions, {MAX_ITEMS} templates per list, quantities below 2^52 units")
+                      f"expressions of {b.values} values, {MAX_ITEMS} templates per list, quantities below 2^52 units")
             out.append({
                 "expression": "size(variables.beyond) == 0",
                 "messageExpression": (f'"numaguard: " + variables.beyond.join(", ") + ": not judged by the admission '
@@ -162,7 +162,7 @@ class PolicyBuilder:
         return out
 
     def match_conditions(self) -> list[dict[str, str]]:
-        """The pool's matchCondition: a Pod is judged only if it may be in scope (pod-level
+        """The pools' matchCondition: a Pod is judged only if it may be in scope (pod-level
         resources, a pool label key in its nodeSelector, node affinity or tolerations when a
         pool has labels or a taint, not annotated unmanaged; annotated managed). Pods are most
         of what a cluster admits; the API server skips the policy, variables and all, for the
@@ -203,7 +203,7 @@ class PolicyBuilder:
         return [{"apiGroups": [group], "apiVersions": list(versions), "operations": list(ops),
                  "resources": resources, "scope": "*"} for (group, versions, ops), resources in rules.items()]
 
-    def policy(self, name: str, severe: bool, failure_policy: str) -> dict[str, Any] | None:
+    def policy(self, name: str, severe: bool, failure_policy: str) -> dict[str, Any]:
         validations = self.validations(severe)
         expressions = [v[k] for v in validations for k in ("expression", "messageExpression")]
         spec: dict[str, Any] = {

@@ -203,8 +203,8 @@ def test_an_update_keeps_old_findings_and_denies_new_ones():
 
 # -- bounds --------------------------------------------------------------------------------------
 NOT_JUDGED = ("not judged by the admission policy, which judges pod templates of at most 32 init and 32 app containers, "
-              "16 names per requests or limits, 64 tolerations, 16 node affinity terms of 16 expressions, 32 templates "
-              "per list, quantities below 2^52 units to stay within the API server's CEL cost limits; judge it with "
+              "16 names per requests or limits, 64 tolerations, 16 node affinity terms of 16 expressions of 64 values, "
+              "32 templates per list, quantities below 2^52 units to stay within the API server's CEL cost limits; judge it with "
               "numaguard lint or the webhook")
 
 
