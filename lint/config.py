@@ -41,6 +41,7 @@ class Config:
                                                  # default for pools without their own
     severities: dict[str, Severity | None] = field(default_factory=dict)   # None = off
     exclude: tuple[str, ...] = ()
+    lint_dependencies: bool = False              # walk vendor/ and node_modules/ too
     fail_on: str = "error"
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
@@ -141,6 +142,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         severities={rid: None if sev == "off" else Severity(sev)
                     for rid, sev in (data.get("rules") or {}).items()},
         exclude=tuple(data.get("exclude") or ()),
+        lint_dependencies=bool(data.get("lintDependencies", False)),
         fail_on=data.get("failOn", "error"),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
@@ -187,6 +189,10 @@ def _message(error: Any) -> str:
     return error.message
 
 
+_BOOLEAN_WORDS = {word: value for value in (True, False)
+                  for word in (str(value).lower(), str(value), str(value).upper())}
+
+
 def _as_written(data: Any) -> Any:
     """Booleans and numbers where the schema wants strings, back to the words that made them:
     `off` in `rules` (YAML 1.1 reads it as false), label values `true` or `1`."""
@@ -205,6 +211,10 @@ def _as_written(data: Any) -> Any:
         data["webhook"] = webhook = {**webhook, "timeouts": {key: _word(value) for key, value in webhook["timeouts"].items()}}
     if isinstance(webhook, dict) and isinstance(webhook.get("tlsMinVersion"), float):
         data["webhook"] = {**webhook, "tlsMinVersion": repr(webhook["tlsMinVersion"])}
+    # the one boolean: YAML 1.2's words for true and false (the loader keeps every word a string)
+    switch = data.get("lintDependencies")
+    if isinstance(switch, str) and switch in _BOOLEAN_WORDS:
+        data["lintDependencies"] = _BOOLEAN_WORDS[switch]
     version = data.get("kubernetesVersion")
     if isinstance(version, float):
         data["kubernetesVersion"] = repr(version)

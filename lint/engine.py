@@ -444,7 +444,8 @@ class _Run:
         contexts = [c for c in map(self.ctx.pool_context, pools) if c is not None] or [self.ctx]
         return contexts if in_pool else [replace(c, in_pool=False) for c in contexts]
 
-    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], in_pool: bool):
+    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], in_pool: bool,
+                       version: tuple[int, int] | None = None):
         """(rule, violation, cap) for a kubelet configuration: what stops any kubelet for all,
         the pool requirements for a pool configuration. One held to them only because it shows
         the intent (`kubelet_assumed`: no declared pool names or selects it, no `scope: all`) is
@@ -452,13 +453,17 @@ class _Run:
         managed; a start-up refusal stays what it is: a validity rule's finding, or a policy
         rule's that says the kubelet refuses to start (`Violation.refusal`: an unknown policy
         name, static CPUs with none reserved), but not NG201's for `PodLevelResources: false`
-        with every dependent gate off."""
+        with every dependent gate off. `version`: the kubelet's own, when the carrier pins it
+        (a kind node's image), else the run's target."""
         from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_assumed
 
         assumed = kubelet_assumed(config, self.ctx, bool(pools))
         self.summary.assumed_kubelets += assumed
         rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
-        for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
+        contexts = self._contexts(pools, in_pool)
+        if version is not None:
+            contexts = [replace(c, kubernetes_version=version) for c in contexts]
+        for rule, v in _judged_in_each(rules, config, contexts):
             refusal = rule.id in VALIDITY_RULES if v.refusal is None else v.refusal
             yield rule, v, (Severity.WARNING if assumed and not refusal else None)
 
@@ -576,7 +581,7 @@ class _Run:
                          if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
         pools = named + selected
         in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
-        for rule, v, cap in self._judge_kubelet(config, pools, in_pool):
+        for rule, v, cap in self._judge_kubelet(config, pools, in_pool, carrier.kubernetes_version):
             emit(rule, v, cap=cap)
 
         def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:

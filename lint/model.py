@@ -135,7 +135,7 @@ class Finding:
 
 
 SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind",
-                "dangling-symlink")   # numaguard.lint.load.skips
+                "dangling-symlink", "deletion")   # numaguard.lint.load.skips
 
 RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
                "`kustomize build DIR | numaguard lint -`")
@@ -154,6 +154,7 @@ class Summary:
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
     dangling_symlinks: list[str] = field(default_factory=list)   # "link -> target", for the note
+    unwalked: list[str] = field(default_factory=list)   # dependency directories a walk skipped
     baseline_unchanged: int | None = None     # with a baseline: findings it already records
     baseline_fixed: int | None = None         # with a baseline: its entries no longer found
 
@@ -214,6 +215,14 @@ class Summary:
         return (f"{len(self.dangling_symlinks)} dangling symlink(s) skipped, nothing to read: "
                 f"{', '.join(self.dangling_symlinks)}")
 
+    def unwalked_note(self) -> str | None:
+        """One line naming the dependency directories (vendor/, node_modules/) not walked."""
+        if not self.unwalked:
+            return None
+        return (f"{len(self.unwalked)} dependency folder(s) not walked (vendor/, node_modules/: other "
+                f"projects' files): {', '.join(self.unwalked)}; set lintDependencies: true in "
+                f".numaguard.yaml, or name them on the command line, to lint them")
+
     def as_dict(self) -> dict[str, Any]:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
                "skippedByReason": dict(self.skipped_by_reason),
@@ -221,6 +230,8 @@ class Summary:
                "assumedKubelets": self.assumed_kubelets,
                "assumedHint": self.assumed_hint(), **self.counts,
                "suppressed": self.suppressed, "hint": self.render_hint()}
+        if self.unwalked:
+            out["unwalked"] = list(self.unwalked)
         if self.baseline_unchanged is not None:
             out["baselineUnchanged"] = self.baseline_unchanged
             out["baselineFixed"] = self.baseline_fixed or 0

@@ -68,7 +68,7 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     """A JSON report's whole summary: the values given, every other count zero."""
     base = {"files": 0, "objects": 0, "skipped": 0,
             "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
-                                "dangling-symlink": 0},
+                                "dangling-symlink": 0, "deletion": 0},
             "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 0, "warning": 0,
             "info": 0, "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})

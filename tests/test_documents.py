@@ -415,9 +415,14 @@ def test_ignore_comment_forms(comment, ids):
 def test_load_paths_walks_directories_sorted_and_skips_hidden_and_other_files():
     tree = FIXTURES / "tree"
     seen = [(Path(src).relative_to(tree).as_posix(), [d.data["kind"] for d in docs], errors)
-            for src, docs, errors in load_paths([str(tree)])]
+            for src, docs, errors in load_paths([str(tree)], dependencies=True)]
     assert seen == [("a.yml", ["B"], []), ("apps/d.yaml", ["D"], []), ("apps/g.generated.yaml", ["G"], []),
                     ("b.yaml", ["A"], []), ("c.json", ["C"], []), ("vendor/chart/e.yaml", ["E"], [])]
+    # by default a walk does not enter vendor/ (a dependency folder); named, it is read
+    assert [Path(src).relative_to(tree).as_posix() for src, _, _ in load_paths([str(tree)])] == [
+        "a.yml", "apps/d.yaml", "apps/g.generated.yaml", "b.yaml", "c.json"]
+    assert [Path(src).relative_to(tree).as_posix() for src, _, _ in load_paths([str(tree / "vendor")])] == [
+        "vendor/chart/e.yaml"]
 
 
 @pytest.mark.parametrize("patterns,expected", [
@@ -431,13 +436,14 @@ def test_load_paths_walks_directories_sorted_and_skips_hidden_and_other_files():
 ])
 def test_exclude_patterns(patterns, expected):
     tree = FIXTURES / "tree"
-    got = [Path(src).relative_to(tree).as_posix() for src, _, _ in load_paths([str(tree)], exclude=patterns)]
+    got = [Path(src).relative_to(tree).as_posix()
+           for src, _, _ in load_paths([str(tree)], exclude=patterns, dependencies=True)]
     assert got == expected
 
 
 def test_exclude_matches_the_path_as_given(monkeypatch):
     monkeypatch.chdir(FIXTURES)
-    got = [src for src, _, _ in load_paths(["tree"], exclude=["tree/vendor/**", "./tree/apps/g.*"])]
+    got = [src for src, _, _ in load_paths(["tree"], exclude=["tree/vendor/**", "./tree/apps/g.*"], dependencies=True)]
     assert got == ["tree/a.yml", "tree/apps/d.yaml", "tree/b.yaml", "tree/c.json"]
     assert list(load_paths(["tree/b.yaml"], exclude=["tree/*.yaml"])) == []
 

@@ -101,8 +101,8 @@ def test_tabs_are_read_as_libyaml_and_go_yaml_read_them():
     # both are ports of libyaml's scanner: a tab may separate, never indent
     docs, errors = load_text("a:\tb\nc: [1,\t2]\n", "x.yaml")
     assert errors == [] and docs[0].data == {"a": "b", "c": [1, 2]}
-    docs, errors = load_text("a:\n\tb: 1\n", "x.yaml")
-    assert docs == [] and [(e.line, e.column) for e in errors] == [(2, 1)]
+    docs, errors = load_text("kind: Pod\na:\n\tb: 1\n", "x.yaml")
+    assert docs == [] and [(e.line, e.column) for e in errors] == [(3, 1)]
 
 
 def test_explicit_tags_are_checked_as_go_yaml_checks_them():

@@ -2,6 +2,8 @@
 runs and stdin kept in process."""
 from __future__ import annotations
 
+import os
+
 import shutil
 import sys
 from pathlib import Path
@@ -69,6 +71,10 @@ def test_file_by_file_matches_the_library_over_all_documents(tmp_path):
     everything = lint_documents(documents, load_errors=errors)
     everything.summary.files = files
     by_file, _ = lint_paths([str(tree)], SETTINGS, jobs=1)
+    # the dependency folders a walk leaves out are the CLI's to note (the library is handed documents)
+    assert [os.path.relpath(d, tree) for d in by_file.summary.unwalked] == [
+        "fixtures/documents/tree/vendor", "fixtures/realrepo2/vendor-tree/vendor"]
+    everything.summary.unwalked = by_file.summary.unwalked
     assert _render_all(by_file) == _render_all(everything)
     assert by_file.summary.counts["error"] == everything.summary.counts["error"] > 0
 

@@ -63,8 +63,10 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
     not already linted (a node description's KubeletConfiguration), then the run-level rules.
     Returns the result (findings sorted) and the sources linted. Raises FileNotFoundError for
     a path that does not exist, WorkerFailed when a worker process dies, InputProblem."""
+    unwalked: list[str] = []
     files, seen = [], set()
-    for path in input_files(paths, settings.config.exclude):
+    for path in input_files(paths, settings.config.exclude, dependencies=settings.config.lint_dependencies,
+                            unwalked=unwalked):
         key = path if path == STDIN_ARGUMENT else os.path.normpath(path)
         if key not in seen:         # once each, however often the paths name it (`lint --pool nodes/ .`)
             seen.add(key)
@@ -92,6 +94,7 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
     count += _lint_extra(linter, extra_documents, sources)
     result = linter.finish()
     result.summary.files = count
+    result.summary.unwalked = sorted(d.replace(os.sep, "/") for d in unwalked)
     return result, sources
 
 

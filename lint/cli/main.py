@@ -275,7 +275,7 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
     settings = FixSettings(config=config, selection=Selection(severities=config.severities),
                            context=rule_context(config, node, pool_nodes), rules=rules, node=node)
     try:
-        files = list(input_files(list(paths), config.exclude))
+        files = list(input_files(list(paths), config.exclude, dependencies=config.lint_dependencies))
     except FileNotFoundError as e:
         raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
     # a file named twice (itself and its folder, or a --pool folder) is fixed once

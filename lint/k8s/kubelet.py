@@ -31,7 +31,7 @@ from typing import Any
 from numaguard.lint.k8s.kubelet_gates import (  # noqa: F401  (re-exported)
     GATE_DEPENDENCIES, GATE_TABLE, REMOVED_GATES, UNCONFIRMED_GATES, GateSpec, Version,
     dependency_violations, effective_gates, explicit_gates, gate_enabled, gate_spec, gate_status,
-    go_list, known_gate_names, locked_gates, table_version,
+    go_list, known_gate_names, locked_gates, removal_note, table_version,
 )
 from numaguard.lint.model import Path
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset

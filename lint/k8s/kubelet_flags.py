@@ -224,9 +224,15 @@ REMOVED_FLAGS = {
     "docker-endpoint": "removed in 1.24 with dockershim",
     "image-pull-progress-deadline": "removed in 1.24 with dockershim",
     "dynamic-config-dir": "removed in 1.24 with dynamic kubelet configuration",
-    "windows-service": "registered only in Windows builds of the kubelet",
-    "windows-priorityclass": "registered only in Windows builds of the kubelet",
 }
+
+# Flags only Windows builds of the kubelet register (cmd/kubelet/app/options/osflags_windows.go
+# addOSFlags; osflags_others.go registers none): known on a Windows node, refused elsewhere.
+WINDOWS_FLAGS: dict[str, FlagSpec] = {spec.name: spec for spec in (
+    _f("windows-service", None, v.BOOL),
+    _f("windows-priorityclass", None, v.STRING),
+)}
+_WINDOWS_ONLY = "registered only in Windows builds of the kubelet"
 
 
 def normalise(name: str) -> str:
@@ -327,10 +333,12 @@ class ParsedFlags:
         return config
 
 
-def parse_flags(args: Iterable[FlagArg]) -> ParsedFlags:
+def parse_flags(args: Iterable[FlagArg], windows: bool | None = False) -> ParsedFlags:
     """Read a kubelet command line (the words in the order the kubelet receives them) the way
     pflag does: `--name=value`, `--name value`, a bare `--bool-flag`; `--` ends the flags.
-    Every problem is reported (the kubelet stops at the first)."""
+    Every problem is reported (the kubelet stops at the first). `windows` says whether the node
+    runs Windows (True), Linux (False) or may run either (None: a Windows-only flag is then only
+    a warning)."""
     parsed = ParsedFlags()
     words = list(args)
     started: set[str] = set()
@@ -357,9 +365,16 @@ def parse_flags(args: Iterable[FlagArg]) -> ParsedFlags:
                                                            f"instead of running"))
             continue
         spec = FLAGS.get(name) if dashes == 2 or name == "v" else None
+        if spec is None and dashes == 2 and name in WINDOWS_FLAGS and windows is not False:
+            spec = WINDOWS_FLAGS[name]
+            if windows is None:
+                parsed.problems.append(FlagProblem(arg.origin, (
+                    f"--{name} is {_WINDOWS_ONLY}: a Linux kubelet refuses to start with it (unknown flag), "
+                    f"and nothing here says which system this node runs"), fatal=False))
         if spec is None:
             unknown = f"unknown flag: --{name}" if dashes == 2 else f"unknown shorthand flag: {name[0]!r} in {text}"
-            note = f"; {REMOVED_FLAGS[name]}" if name in REMOVED_FLAGS else ""
+            note = f"; {REMOVED_FLAGS[name]}" if name in REMOVED_FLAGS else \
+                f"; {_WINDOWS_ONLY}" if name in WINDOWS_FLAGS else ""
             parsed.problems.append(FlagProblem(arg.origin, _refusal(unknown) + note))
             continue
         if not has_value:

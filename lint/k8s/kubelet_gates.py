@@ -122,12 +122,22 @@ def _gate_catalogue() -> dict[str, Any]:
 
 def known_gate_names(version: Version) -> frozenset[str]:
     """Every gate name a kubelet of this version registers (1.37 list; 1.36 without the gates
-    whose first versioned spec is 1.37). Gates removed between 1.36 and 1.37 are not known."""
+    whose first versioned spec is 1.37 and with the gates 1.37 removed)."""
     catalogue = _gate_catalogue()
     names = frozenset(catalogue["names"])
     if tuple(version) < (1, 37):
-        names -= frozenset(catalogue["addedIn137"])
+        names = (names - frozenset(catalogue["addedIn137"])) | frozenset(catalogue["removedIn137"])
     return names
+
+
+def removal_note(name: str, version: Version) -> str | None:
+    """Why a kubelet of `version` no longer knows the gate (when it once existed), or None: the
+    long-removed gates of REMOVED_GATES, and from 1.37 on the gates 1.37 removed."""
+    if name in REMOVED_GATES:
+        return REMOVED_GATES[name]
+    if tuple(version) >= (1, 37):
+        return _gate_catalogue()["removedIn137"].get(name)
+    return None
 
 
 def locked_gates(version: Version) -> dict[str, bool]:
@@ -144,8 +154,8 @@ def locked_gates(version: Version) -> dict[str, bool]:
 
 
 def gate_status(name: str, version: Version) -> str:
-    """"known", "removed" (REMOVED_GATES), "unconfirmed" (UNCONFIRMED_GATES) or "unknown"."""
-    if name in REMOVED_GATES:
+    """"known", "removed" (`removal_note`), "unconfirmed" (UNCONFIRMED_GATES) or "unknown"."""
+    if removal_note(name, version) is not None:
         return "removed"
     if name in UNCONFIRMED_GATES:
         return "unconfirmed"

@@ -200,7 +200,7 @@ def parse_embedded(text: str, source: str) -> tuple[EmbeddedText | None, str | N
     line; (None, the parser's message) when it does not parse."""
     from numaguard.lint.load.documents import load_text
 
-    documents, errors = load_text(text, source)
+    documents, errors = load_text(text, source, whole_file=False)
     if errors:
         error = errors[0]
         where = f"line {error.line}: " if error.line else ""

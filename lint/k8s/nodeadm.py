@@ -74,7 +74,7 @@ def nodeconfigs_in_text(text: Any, where: Path, label: str) -> TextNodeConfigs:
 
 
 def _read_nodeconfigs(body: str, where: Path, label: str, found: TextNodeConfigs, *, strict: bool) -> None:
-    documents, errors = load_text(body, label)
+    documents, errors = load_text(body, label, whole_file=False)
     if errors:
         if strict:        # a NodeConfig part that is not YAML: nodeadm stops
             found.extra.append(("NG002", Violation(where, f"{label}: nodeadm cannot read the NodeConfig: "

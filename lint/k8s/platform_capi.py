@@ -29,7 +29,8 @@ from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import JSON6902, MERGE, REPLACE, STRATEGIC, Layer, Place, json_patch_touches, \
     parse_embedded
-from numaguard.lint.k8s.platform_kubeadm import KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args
+from numaguard.lint.k8s.platform_kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args,
+                                                  runs_windows)
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
 from numaguard.lint.model import Path, Severity, Violation
 
@@ -79,12 +80,38 @@ def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
         patches_dir = (section.get("patches") or {}).get("directory") if isinstance(section.get("patches"), dict) \
             else None
         layers, notices, known = _patch_layers(spec, spec_path, patches_dir, where, phase)
+        args, unrendered = _rendered_args(args)
+        notices += unrendered
         fallback = Place(where if key in spec else spec_path)
         carrier = kubeadm_node(f"Cluster API {kind} ({'kubeadm init' if phase == 'init' else 'kubeadm join'})",
                                args, [Layer(KUBEADM_DEFAULTS, Place((), shown=False), REPLACE, label=KUBEADM_SOURCE)]
-                               + layers, base_known=known, fallback=fallback, notices=notices)
+                               + layers, base_known=known, fallback=fallback, notices=notices,
+                               windows=runs_windows(registration))
         carriers.append(carrier)
     return carriers
+
+
+# A clusterctl template variable: `${NAME}`, `${NAME:=default}`, `${NAME:-default}` (clusterctl's
+# SimpleProcessor substitutes them with drone/envsubst before anything is applied,
+# cmd/clusterctl/client/yamlprocessor/simple_processor.go).
+_TEMPLATE_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[^}]*)\}")
+
+
+def _rendered_args(args: list) -> tuple[list, list]:
+    """The extra arguments whose value is known, and an info for each one whose value is a
+    clusterctl variable: its value is only known once the template is rendered, so it is not
+    judged (a literal `${NODE_FEATURE_GATES}` is what no kubelet ever receives)."""
+    known, notices = [], []
+    for arg in args:
+        variable = _TEMPLATE_VARIABLE.search(arg.value)
+        if variable is None:
+            known.append(arg)
+            continue
+        notices.append(("NG002", arg.place, Violation((), (
+            f"--{arg.name} takes its value from the clusterctl variable {variable.group(0)}, known only when "
+            f"the template is rendered (clusterctl generate cluster): not judged"), severity=Severity.INFO,
+            remediation="Lint the rendered cluster: `clusterctl generate cluster NAME --from FILE | numaguard lint -`.")))
+    return known, notices
 
 
 def _patch_layers(spec: dict, spec_path: Path, directory: Any, where: Path, phase: str) -> tuple[list, list, bool]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import replace
 from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import (JSON6902, MERGE, REPLACE, Layer, Place, json_patch_touches,
@@ -148,14 +149,36 @@ def kind_cluster(doc: dict) -> list[PlatformKubelet | PlatformError]:
                                fallback=shared or Place(("nodes", i) if "nodes" in doc else ()),
                                notices=notices if not carriers else [])
         carrier.platform_set = _kind_notes(kubelet_layers)
+        image = node.get("image")
+        if _pinned_version(image) is not None:
+            # The image is the kubelet that runs: judge the node for its version, and say so
+            # where the verdict depends on it (gates, policy options, the version itself).
+            carrier.kubernetes_version = versions[i]
+            carrier.adjusters = carrier.adjusters + (_image_note(image, versions[i]),)
         carriers.append(carrier)
     return carriers
 
 
+def _pinned_version(image: Any) -> tuple[int, int] | None:
+    """The Kubernetes minor version a node image's tag names (kindest/node:v1.36.1), or None."""
+    match = _IMAGE_VERSION.search(image) if isinstance(image, str) else None
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def _node_version(node: Any) -> tuple[int, int]:
-    image = node.get("image") if isinstance(node, dict) else None
-    match = _IMAGE_VERSION.search(str(image)) if image else None
-    return (int(match.group(1)), int(match.group(2))) if match else DEFAULT_NODE_VERSION
+    pinned = _pinned_version(node.get("image") if isinstance(node, dict) else None)
+    return pinned or DEFAULT_NODE_VERSION
+
+
+_VERSIONED_RULES = frozenset({"NG201", "NG202", "NG210", "NG211", "NG213"})
+
+
+def _image_note(image: str, version: tuple[int, int]):
+    def adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation:
+        if rule_id not in _VERSIONED_RULES:
+            return v
+        return replace(v, message=f"{v.message} [{image}: judged for Kubernetes {version[0]}.{version[1]}]")
+    return adjust
 
 
 def _layer(patch: _Patch) -> Layer:

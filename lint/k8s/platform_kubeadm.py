@@ -115,6 +115,21 @@ def _what(value: Any) -> str:
     return value_kind(value)
 
 
+def runs_windows(registration: Any) -> bool | None:
+    """Whether a node's `nodeRegistration` says it runs Windows: kubeadm talks to the container
+    runtime at `criSocket`, a named pipe (npipe://) on Windows and a Unix socket elsewhere
+    (kubeadm's defaults: "Unix: unix:///var/run/containerd/containerd.sock, Windows:
+    npipe:////./pipe/containerd-containerd", kubernetes CHANGELOG-1.24, #107512). None when it
+    does not say."""
+    socket = registration.get("criSocket") if isinstance(registration, dict) else None
+    if not isinstance(socket, str) or not socket.strip():
+        return None
+    socket = socket.strip()
+    if socket.startswith("npipe:"):
+        return True
+    return False if socket.startswith(("unix:", "/")) else None
+
+
 FLAG_FIX = ("Remove the argument or give it a value the kubelet reads (README: \"Kubelet flags\"); "
             "the kubelet stops on the first flag it cannot parse. Settings that have a "
             "KubeletConfiguration field are better set there than as flags.")
@@ -131,10 +146,11 @@ def command_line(args: Iterable[ExtraArg]) -> list[FlagArg]:
 
 
 def kubeadm_node(platform: str, args: list[ExtraArg], layers: list[Layer], *, base_known: bool,
-                 fallback: Place, notices: list | None = None) -> PlatformKubelet:
+                 fallback: Place, notices: list | None = None, windows: bool | None = False) -> PlatformKubelet:
     """The carrier of one kubeadm node: `layers` (the configuration kubeadm writes, as it comes
-    together) with the extra arguments over them."""
-    flags = parse_flags(command_line(args))
+    together) with the extra arguments over them. `windows`: whether the node runs Windows
+    (`runs_windows`), which decides whether the Windows-only kubelet flags exist."""
+    flags = parse_flags(command_line(args), windows)
     notices = list(notices or [])
     for problem in flags.problems:
         notices.append(("NG002", problem.origin, Violation(
@@ -188,7 +204,8 @@ def kubeadm_configuration(doc: dict) -> list[PlatformKubelet]:
         # A finding on no field in particular (a reservation that is missing) goes to the
         # KubeletConfiguration document when the file has one: that is where it is fixed.
         carrier = kubeadm_node(platform, args, layers, base_known=known,
-                               fallback=Place((), COMPANION) if isinstance(companion, dict) else fallback)
+                               fallback=Place((), COMPANION) if isinstance(companion, dict) else fallback,
+                               windows=runs_windows(registration))
         if not known:
             carrier.notices.append(("NG002", fallback, Violation((), (
                 "kubeadm join takes the kubelet configuration from the cluster's kubelet-config "
@@ -205,5 +222,5 @@ def kubeadm_configuration(doc: dict) -> list[PlatformKubelet]:
     return [build(None)]
 
 
-__all__ = ["kubeadm_configuration", "kubeadm_node", "read_extra_args", "command_line", "ExtraArg",
+__all__ = ["kubeadm_configuration", "kubeadm_node", "read_extra_args", "command_line", "ExtraArg", "runs_windows",
            "KUBEADM_DEFAULTS", "KUBEADM_GROUP", "NODE_KINDS", "list_form"]

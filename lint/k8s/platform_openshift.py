@@ -127,7 +127,7 @@ def machine_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
 
 
 def _parse(text: str, label: str, where: Path, extra: list) -> dict | None:
-    documents, errors = load_text(text, label)
+    documents, errors = load_text(text, label, whole_file=False)
     if errors:
         extra.append(("NG002", Violation(where, f"{label}: the kubelet cannot load it: {errors[0].message}")))
         return None

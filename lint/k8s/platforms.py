@@ -171,6 +171,9 @@ class PlatformKubelet:
     companion: tuple[str, str] | None = None
     rebase: Callable[[Any], "PlatformKubelet"] | None = None
     nodes: NodeSelection | None = None     # the nodes it configures, when the object says (module doc)
+    # The kubelet's own version when the carrier pins it (a kind node's image), else None: the
+    # run's target version. The kubelet rules judge the carrier for this version.
+    kubernetes_version: tuple[int, int] | None = None
 
     def place(self, path: Path) -> Place:
         """Where a finding on `path` (relative to the effective configuration) is reported."""

@@ -39,7 +39,7 @@ from typing import Any, Iterable, Iterator
 import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
-from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
+from numaguard.lint.load.files import CHECKPOINT_NAMES, STDIN_ARGUMENT, input_files
 from numaguard.lint.load import skips
 from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
@@ -87,8 +87,12 @@ class LoadError:
 
 # --------------------------------------------------------------------------- loading text
 
-def load_text(text: str | bytes, source: str) -> tuple[list[Document], list[LoadError]]:
-    """Parse every document of one file's text. Never raises; problems come back as errors."""
+def load_text(text: str | bytes, source: str, *, whole_file: bool = True) -> tuple[list[Document], list[LoadError]]:
+    """Parse every document of one file's text. Never raises; problems come back as errors.
+
+    `whole_file` (a file or standard input, not a string embedded in an object) also decides
+    what a file is by its text (`_file_verdict`): a printf template, a text that is no object at
+    all although it does not parse, a release manifest OpenShift deletes."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         decoded, error = _decode(bytes(text), source)
         if error is not None:
@@ -109,10 +113,39 @@ def load_text(text: str | bytes, source: str) -> tuple[list[Document], list[Load
         fallback = _load_json_stream(text, source)
         if fallback is not None:
             return fallback
+    if whole_file:
+        verdict = _file_verdict(text, source, documents, errors, parse_failed)
+        if verdict is not None:
+            return verdict, []
     if documents and roots is not None:
         for document, ignores in zip(documents, ignores_by_document(text, starts, roots)):
             document.ignores = ignores
     return documents, errors
+
+
+def _file_verdict(text: str, source: str, documents: list[Document], errors: list[LoadError],
+                  parse_failed: str | None) -> list[Document] | None:
+    """What a whole file is, when its text says so (else None, and it is loaded as usual):
+
+    * a file whose parse fails on a printf or `%NAME%` placeholder is a template (a Go
+      `fmt.Sprintf` input, a `%VAR%` file a script fills in), skipped as such;
+    * a file that is not YAML and is no object at all (`skips.unparsed_non_object`: MIME user
+      data, KEP metadata, a deliberately malformed test input) is skipped as not-kubernetes; a
+      broken manifest, which names apiVersion or kind, stays NG001;
+    * documents OpenShift's cluster-version operator deletes are skipped as `deletion` (not in
+      the webhook, which never sees files: an annotation must not exempt a pod from review).
+    """
+    if parse_failed == SYNTAX and os.path.basename(source) not in CHECKPOINT_NAMES:   # NG406 judges those
+        error = errors[-1]
+        if skips.placeholder_at(text, error.line, error.column):
+            return [template_document(source)]
+        detail = skips.unparsed_non_object(text)
+        if detail is not None:
+            return [Document(source, 0, None, 1, _NO_IGNORES, skip=skips.NOT_KUBERNETES, skip_detail=detail)]
+    for document in documents:
+        if document.skip is None and skips.is_cvo_deletion(document.data):
+            document.skip, document.skip_detail = skips.DELETION, skips.CVO_DELETION
+    return None
 
 
 def template_document(source: str) -> Document:
@@ -127,15 +160,16 @@ def looks_plain(text: str) -> bool:
 
 
 def _load_yaml(text: str, source: str, roots: list[Any] | None
-               ) -> tuple[list[Document], list[int], list[LoadError], bool]:
-    """Documents, their 0-based start lines, errors, and whether parsing itself failed.
+               ) -> tuple[list[Document], list[int], list[LoadError], str | None]:
+    """Documents, their 0-based start lines, errors, and how parsing itself failed: None (it did
+    not), SYNTAX (the text is not YAML) or GUARD (a character, the nesting limit, recursion).
 
     `roots`, when given, collects every document's node graph (see `numaguard.lint.load.ignore_comments`).
     """
     if roots is None and looks_plain(text):
         loaded = _load_events(text, source)
         if loaded is not None:
-            return (*loaded, False)
+            return (*loaded, None)
     documents: list[Document] = []
     starts: list[int] = []
     errors: list[LoadError] = []
@@ -184,11 +218,24 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
                 _keep(data, position, _mark(root), source, documents, starts, errors)
     except Exception as exc:       # YAMLError, RecursionError (Python parser), encoding errors
         errors.append(_yaml_error(exc, source, text, byte_offsets))
-        return documents, starts, errors, True
+        return documents, starts, errors, _failure(exc)
     finally:
         if loader is not None:
             loader.dispose()
-    return documents, starts, errors, False
+    return documents, starts, errors, None
+
+
+SYNTAX, GUARD = "syntax", "guard"
+
+
+def _failure(exc: Exception) -> str:
+    """SYNTAX for a text that is not YAML (the scanner or parser stops on it); GUARD for what
+    the loader refuses to read: characters YAML does not allow, libyaml's nesting limit,
+    Python's recursion limit."""
+    if isinstance(exc, yaml.MarkedYAMLError) and not isinstance(exc, yaml.reader.ReaderError) \
+            and "maximum nesting depth" not in str(exc.problem):        # libyaml's flow-level guard
+        return SYNTAX
+    return GUARD
 
 
 def _keep(data: Any, position: int, where: tuple[int, int], source: str,
@@ -357,7 +404,7 @@ def _yaml_error(exc: Exception, source: str, text: str, byte_offsets: bool = Fal
 
 # --------------------------------------------------------------------------- files
 
-def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
+def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = (), dependencies: bool = False
                ) -> Iterator[tuple[str, list[Document], list[LoadError]]]:
     """Load files, directories (recursively: *.yaml, *.yml, *.json, sorted) and `-` (stdin).
 
@@ -365,9 +412,10 @@ def load_paths(paths: Iterable[str], *, exclude: Iterable[str] = ()
     anything, for a path that does not exist. `exclude` holds glob patterns matched against
     the posix path (as given and relative to the directory argument); `**` crosses
     directories, a pattern without `/` matches a file or directory name anywhere. Hidden
-    directories and files are skipped while walking a directory.
+    directories and files are skipped while walking a directory, and so are `vendor/` and
+    `node_modules/` unless `dependencies` is set (as in the CLI, `lintDependencies`).
     """
-    for file_path in input_files(paths, exclude):
+    for file_path in input_files(paths, exclude, dependencies=dependencies):
         yield load_file(file_path)
 
 

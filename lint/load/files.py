@@ -17,9 +17,15 @@ YAML_SUFFIXES = (".yaml", ".yml", ".json")
 # /var/lib/kubelet is walked (numaguard.lint.k8s.checkpoints).
 CHECKPOINT_NAMES = ("cpu_manager_state", "memory_manager_state")
 STDIN_ARGUMENT = "-"
+# Directories that hold other projects' files, copied in by a package manager: Go modules'
+# `vendor/` and npm's `node_modules/`. Like golangci-lint (`vendor$` among its default skipped
+# directories) and ruff (`node_modules` in its default excludes), a directory walk does not enter
+# them unless asked (`lintDependencies: true`); a path named on the command line is always read.
+DEPENDENCY_DIRS = ("vendor", "node_modules")
 
 
-def input_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[str]:
+def input_files(paths: Iterable[str], exclude: Iterable[str] = (), *, dependencies: bool = False,
+                unwalked: list[str] | None = None) -> Iterator[str]:
     """The files named by `paths`, directories walked, in order; `-` (stdin) passed through.
 
     Raises FileNotFoundError, before yielding anything, for a path that does not exist.
@@ -27,7 +33,9 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[s
     the directory argument); a pattern excludes the paths it matches and everything under
     them. Directories yield their *.yaml, *.yml and *.json files (and the kubelet's
     cpu_manager_state and memory_manager_state) recursively, sorted; hidden
-    directories and files are skipped while walking.
+    directories and files are skipped while walking, and so are the DEPENDENCY_DIRS unless
+    `dependencies` is set (each one skipped, unless `exclude` names it, is appended to
+    `unwalked`).
     """
     paths = [os.fspath(path) for path in paths]
     for path in paths:
@@ -40,7 +48,12 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[s
             yield path
             continue
         directory = os.path.isdir(path)
-        for file_path in _files_under(path) if directory else [path]:
+        skipped: list[str] = []
+        files = _files_under(path, dependencies, skipped) if directory else [path]
+        if unwalked is not None:      # a folder `exclude` names (`vendor`, `vendor/**`) goes unmentioned
+            unwalked.extend(d for d in skipped if is_excluded is None or not any(
+                is_excluded(_posix(p), _posix(os.path.relpath(p, path))) for p in (d, os.path.join(d, "x"))))
+        for file_path in files:
             if is_excluded is not None:
                 relative = os.path.relpath(file_path, path) if directory else path
                 if is_excluded(_posix(file_path), _posix(relative)):
@@ -52,10 +65,15 @@ def _posix(path: str) -> str:
     return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
-def _files_under(directory: str) -> list[str]:
+def _files_under(directory: str, dependencies: bool = False, unwalked: list[str] | None = None) -> list[str]:
     found = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = [d for d in dirs if not d.startswith(".")]     # .git, .github, editor state
+        if not dependencies:
+            skipped = sorted(d for d in dirs if d in DEPENDENCY_DIRS)
+            if skipped and unwalked is not None:
+                unwalked.extend(os.path.join(root, d) for d in skipped)
+            dirs[:] = [d for d in dirs if d not in DEPENDENCY_DIRS]
         for name in files:
             if (name.lower().endswith(YAML_SUFFIXES) or name in CHECKPOINT_NAMES) and not name.startswith("."):
                 found.append(os.path.join(root, name))

@@ -21,7 +21,8 @@ TEMPLATE = "template"                # Helm or Jinja source: lint what it render
 PATCH = "patch"                      # a kustomize patch or a `$patch: delete` document
 UNKNOWN_KIND = "unknown-kind"        # a Kubernetes object of a kind numaguard does not judge
 DANGLING_SYMLINK = "dangling-symlink"   # a symlink to nothing: no file to read (a note names it)
-REASONS = (NOT_KUBERNETES, TEMPLATE, PATCH, UNKNOWN_KIND, DANGLING_SYMLINK)
+DELETION = "deletion"                # a manifest that asks for its object's deletion (OpenShift CVO)
+REASONS = (NOT_KUBERNETES, TEMPLATE, PATCH, UNKNOWN_KIND, DANGLING_SYMLINK, DELETION)
 
 HELM_CHART = "Helm chart"            # Document.skip_detail of a Chart.yaml (shows the hint)
 HELM_VALUES = "Helm values"
@@ -50,6 +51,58 @@ def looks_templated(text: str, parse_failed: bool) -> bool:
     if _HELM_MARKERS.search(text) is not None:
         return True
     return parse_failed and _UNQUOTED_TAG.search(text) is not None
+
+
+# printf verbs (`%s`, `%d`, `%[2]v`, `%-10s`: Go's fmt, C, Python) and batch-style `%NAME%`
+# placeholders: a template filled in by a program before anything is applied. YAML has no plain
+# scalar that starts with `%` (the directive indicator), so an unquoted one fails to parse right
+# there; only when it does is the file taken for a template.
+_PLACEHOLDER = re.compile(r"%(?:\[\d+\])?[-+# 0]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z]|%[A-Za-z_][A-Za-z0-9_]*%")
+
+
+def placeholder_at(text: str, line: int | None, column: int | None) -> bool:
+    """Whether the parse error at 1-based (line, column) sits on a printf or `%NAME%`
+    placeholder (`name: %s`, `code: %EKS_ACTIVATION_CODE%`)."""
+    if not line or not column:
+        return False
+    lines = text.splitlines()
+    if line > len(lines):
+        return False
+    return _PLACEHOLDER.match(lines[line - 1], column - 1) is not None
+
+
+# A key that makes a text a (possibly broken) Kubernetes object: `apiVersion:` or `kind:`, quoted
+# or not, in YAML or JSON, at any depth. Case is ignored: a misspelt key still says "object".
+_OBJECT_KEY = re.compile(r"""(?i)(?<![\w-])["']?(?:apiversion|kind)["']?[ \t]*:""")
+_MIME_HEADER = re.compile(r"\AMIME-Version:[ \t]*1\.0[ \t]*\r?$", re.I | re.M)
+MIME_MESSAGE = "a MIME message (instance user data), not YAML"
+UNPARSED_NON_OBJECT = "does not parse, and names no apiVersion or kind"
+
+
+def unparsed_non_object(text: str) -> str | None:
+    """Why a text that does not parse is no Kubernetes object (the Document.skip_detail), or
+    None when it may be a broken one and stays NG001: a MIME message (cloud-init and EC2 user
+    data start with a `MIME-Version: 1.0` header); or a text in which no `apiVersion:` or `kind:`
+    key appears at all (KEP metadata, a JSON dashboard with a comment header, a test's
+    deliberately malformed input). A text that names either key anywhere is kept as an object."""
+    if _MIME_HEADER.match(text.lstrip()):
+        return MIME_MESSAGE
+    return None if _OBJECT_KEY.search(text) else UNPARSED_NON_OBJECT
+
+
+# The OpenShift cluster-version operator deletes, rather than creates, the object of a release
+# manifest annotated `release.openshift.io/delete: "true"`; the manifest's other fields "have no
+# effect" (openshift/enhancements dev-guide/cluster-version-operator/dev/object-deletion.md,
+# openshift/cluster-version-operator lib/resourcedelete/helper.go `ValidDeleteAnnotation`: any
+# other value stops the operator, so only "true" marks a deletion).
+CVO_DELETE_ANNOTATION = "release.openshift.io/delete"
+CVO_DELETION = "deleted by the OpenShift cluster-version operator (release.openshift.io/delete)"
+
+
+def is_cvo_deletion(data: Any) -> bool:
+    metadata = data.get("metadata") if isinstance(data, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return isinstance(annotations, dict) and annotations.get(CVO_DELETE_ANNOTATION) == "true"
 
 
 def is_helm_template(path: str) -> bool:

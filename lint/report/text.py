@@ -51,9 +51,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     hint = s.render_hint()
     if hint:
         out.append(f"note: {hint}")
-    dangling = s.dangling_note()
-    if dangling:
-        out.append(f"note: {dangling}")
+    for note in (s.dangling_note(), s.unwalked_note()):
+        if note:
+            out.append(f"note: {note}")
     reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
     in_baseline = "" if s.baseline_unchanged is None else \
         f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"

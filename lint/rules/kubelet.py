@@ -449,7 +449,7 @@ def feature_gate_invalid(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         status = k.gate_status(name, version)
         if status == "removed":
             yield Violation(path, f"the kubelet refuses to start: unrecognized feature gate: {name} "
-                                  f"({k.REMOVED_GATES[name]}); delete it")
+                                  f"({k.removal_note(name, version)}); delete it")
         elif status == "unconfirmed":
             yield Violation(path, f"{name} may not exist in {vtext}: {k.UNCONFIRMED_GATES[name]}; if "
                                   f"the kubelet does not know it, it refuses to start with "
@@ -475,16 +475,20 @@ def _unknown_gate(name: str, version) -> Violation:
     path = ("featureGates", name)
     vtext = _version_text(version)
     known_137 = k.known_gate_names((1, 37))
-    close = difflib.get_close_matches(name, sorted(known_137), n=1, cutoff=0.85)
+    close = difflib.get_close_matches(name, sorted(known_137 | k.known_gate_names(version)), n=1, cutoff=0.85)
     hint = f" (did you mean {close[0]}?)" if close else ""
-    if tuple(version) >= (1, 37):
+    if tuple(version) == (1, 37):
         return Violation(path, f"the kubelet refuses to start: unrecognized feature gate: {name}{hint}")
-    if name in known_137:
+    if tuple(version) < (1, 37) and name in known_137:
         return Violation(path, f"the kubelet refuses to start: unrecognized feature gate: {name} "
                                f"(it first appears in 1.37; the target version is {vtext})")
-    return Violation(path, f"{name} is not a gate numaguard knows for {vtext}{hint}; the kubelet "
+    # numaguard's gate list is 1.37's (and 1.36's by its recorded changes): for other versions a
+    # name it does not know may be one it was never told about, so it only says so
+    outside = tuple(version) != (1, 36)
+    return Violation(path, f"{name} is not a gate numaguard knows for {vtext}{hint}"
+                           f"{' (it has the gate lists of 1.36 and 1.37)' if outside else ''}; the kubelet "
                            f"refuses unrecognized gates (\"unrecognized feature gate: {name}\")",
-                     severity=Severity.WARNING)
+                     severity=Severity.INFO if outside else Severity.WARNING)
 
 
 @rule(id="NG211", name="policy-option-invalid", severity="error", target="kubelet",
