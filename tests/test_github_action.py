@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BURSTABLE_POD, REPO, tool
+from conftest import MANAGED_BURSTABLE_POD, REPO, tool
 from github_runner import CompositeRunner, UnsupportedExpression, copy_tracked_files
 
 GOOD_POD = """\
 apiVersion: v1
 kind: Pod
-metadata: {name: steady}
+metadata: {name: steady, annotations: {numaguard.io/scope: managed}}
 spec:
   resources:
     requests: {cpu: "2", memory: 2Gi}
@@ -73,7 +73,7 @@ def machine(tmp_path_factory):
     the later runs of this module reuse that installation (`done`) instead of repeating it."""
     checkout = Checkout(tmp_path_factory.mktemp("runner"))
     copy_tracked_files(REPO, checkout.action_repo, git=tool("git"))
-    bad = repository(tmp_path_factory.mktemp("bad"), {"deploy/pod.yaml": BURSTABLE_POD,
+    bad = repository(tmp_path_factory.mktemp("bad"), {"deploy/pod.yaml": MANAGED_BURSTABLE_POD,
                                                       "deploy/steady.yaml": GOOD_POD})
     first = checkout.runner(bad).run({"paths": "deploy"})
     return checkout, bad, first
@@ -124,8 +124,8 @@ def test_a_good_repository_passes_and_uploads_an_empty_report(machine, tmp_path)
     assert [s.outcome for s in run.steps] == ["success"] * 5
     assert run.outputs == {"sarif-file": "out/ng.sarif", "exit-code": "0"}
     # info findings only: reported, below the default fail-on
-    assert run.step("lint").log.splitlines()[-2].startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
-                                                              "0 error(s), 0 warning(s),")
+    assert [line for line in run.step("lint").log.splitlines() if line.startswith("1 file(s)")] == [
+        "1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: 0 error(s), 0 warning(s), 1 info, 0 suppressed"]
     assert checkout.uploads[-1]["sarif_file"] == "out/ng.sarif" and checkout.uploads[-1]["category"] == "pods"
     assert all(r["level"] == "note" for r in json.loads((good / "out/ng.sarif").read_text())["runs"][0]["results"])
     assert run.steps[-1].log == ""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BURSTABLE_POD, REPO, tool
+from conftest import MANAGED_BURSTABLE_POD, REPO, tool
 
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 
@@ -40,7 +40,7 @@ def test_kubectl_plugin_list_shows_numaguard(tmp_path):
 
 
 def test_kubectl_numaguard_lint_is_numaguard_lint(tmp_path):
-    (tmp_path / "pod.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "pod.yaml").write_text(MANAGED_BURSTABLE_POD)
     run = kubectl("numaguard", "lint", "pod.yaml", "--format", "json", cwd=tmp_path)
     assert (run.returncode, run.stderr) == (1, "")
     report = json.loads(run.stdout)

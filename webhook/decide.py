@@ -117,19 +117,21 @@ def _cache_key(obj: dict) -> str:
 
 @dataclass(frozen=True)
 class Policy:
-    """What the webhook judges with: the engine's config and the pool's node description."""
+    """What the webhook judges with: the engine's config and the node descriptions (the
+    default one and each pool's by name: a pod is judged against the node of its pool)."""
 
     config: Config = field(default_factory=Config)
     node: Any = None
     cache: FindingsCache = field(default_factory=FindingsCache, compare=False, repr=False)
-    # The rules' context (with the node's empty NodeState the NUMA rules copy), built once
+    pool_nodes: dict[str, Any] = field(default_factory=dict)
+    # The rules' context (with each node's empty NodeState the NUMA rules copy), built once
     # rather than for every object judged.
     context: LintContext = field(init=False, compare=False, repr=False)
     # The kinds judged: the built-in carriers and the config's podTemplates.
     judged: JudgedKinds = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "context", rule_context(self.config, self.node))
+        object.__setattr__(self, "context", rule_context(self.config, self.node, self.pool_nodes))
         object.__setattr__(self, "judged", judged_kinds(self.context.carriers))
 
     def mode_for(self, namespace: str) -> str:
