@@ -29,7 +29,7 @@ DIRECTIVE_FILTER_DIRS = 16      # directory names only
 
 def main() -> None:
     """The `kubectl-numaguard` executable: the numaguard command line, named as users type it."""
-    from numaguard.lint.cli.main import main as numaguard
+    from numaguard.lint.cli.start import main as numaguard
 
     numaguard(prog_name=PROG_NAME)
 
