@@ -245,9 +245,10 @@ class _Run:
         self._has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
         self._rules: dict[str, list[Rule]] = {}          # target -> its enabled rules, on first use
         # One entry per distinct check: rules of one family share their collection and judgement.
-        # The run checks see every input from the first on, so their rules are loaded now.
-        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in self.rules("run")
-                                                if r.run is not None}.values())
+        # The run checks see every input from the first on, so their rules are loaded now; a
+        # "node" rule may have one too (NG409 judges a saved PodResources answer in a lint).
+        self.run_checks: list[RunCheck] = list({r.run.name: r.run for target in ("run", "node")
+                                                for r in self.rules(target) if r.run is not None}.values())
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}

@@ -3,9 +3,13 @@
 module does not declare would never run."""
 from __future__ import annotations
 
+import json
+import subprocess
 from collections import Counter
 
 import pytest
+
+from conftest import FIXTURES, numaguard_exe
 
 from numaguard.lint.rules import registry
 
@@ -35,3 +39,26 @@ def test_the_counts_of_rules_by_target():
         ("status", False): 2, ("input", False): 2, ("node", False): 1}
     assert sum(len(registry.rules_for(t, with_node=True)) for t in ("pod", "kubelet", "status", "input", "run",
                                                                    "node")) == 48
+
+
+KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cpuManagerPolicy: static
+reservedSystemCPUs: "0,8"
+"""
+
+
+@pytest.mark.parametrize("select", [[], ["--select", "NG409"], ["--select", "NG4"]])
+def test_a_node_rule_with_a_run_check_is_judged_in_a_lint_selected_alone_too(tmp_path, select):
+    """NG409 (target "node": `node inspect` emits it) also judges a saved PodResources answer
+    in a lint, through the checkpoint run check: selecting it alone keeps that check."""
+    answer = json.loads((FIXTURES / "podresources" / "list.json").read_text())
+    answer["podResources"][0]["containers"][0]["cpuIds"] = ["0", "9"]
+    (tmp_path / "nodes").mkdir()
+    (tmp_path / "nodes" / "list.json").write_text(json.dumps(answer, indent=1))
+    (tmp_path / "nodes" / "kubelet.yaml").write_text(KUBELET_CONFIG)
+    run = subprocess.run([numaguard_exe(), "lint", "--pool", "nodes", "--format", "json", *select], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    found = [(f["file"], f["rule"], f["message"]) for f in json.loads(run.stdout)["findings"] if f["rule"] == "NG409"]
+    assert found == [("nodes/list.json", "NG409", "container app of pod shop/web-0 holds CPUs 0 of reservedSystemCPUs "
+                                                  "0,8 (its exclusive CPUs: 0,9)")]
