@@ -101,3 +101,14 @@ def test_a_usage_problem_is_one_line_and_exit_2(here):
     missing = run(here, "missing.yaml")
     assert (missing.returncode, missing.stdout, missing.stderr) == (
         2, "", "Error: no such file or directory: missing.yaml\n")
+
+
+@pytest.mark.parametrize("options", [["--fail-on", "never"], ["--fail-on=never"]])
+def test_a_reader_that_goes_away_ends_the_run_quietly(here, options):
+    """`numaguard lint . | head`: exit 1, no traceback, read quickly or by click alike."""
+    (here / "pods.yaml").write_text("\n---\n".join([MANAGED_BURSTABLE_POD] * 400))
+    proc = subprocess.Popen([numaguard_exe(), "lint", "pods.yaml", *options], cwd=here, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()                 # before the report is written: its first write fails
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=120), stderr) == (1, "")

@@ -7,6 +7,7 @@ help, a command line click must judge) goes to the click command group
 """
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -25,8 +26,10 @@ def main(prog_name: str | None = None) -> None:
 
 
 def _quick_lint(params: dict) -> None:
-    """Run the lint and end as click's standalone mode ends a command: a UsageProblem is
-    "Error: ..." on standard error with exit 2 (click.ClickException.show), success exit 0."""
+    """Run the lint and end as click's standalone mode ends a command (click.core.Command.main):
+    a UsageProblem is "Error: ..." on standard error with exit 2 (ClickException.show); ^C or
+    the end of standard input is "Aborted!", exit 1; a reader that went away (`numaguard lint
+    . | head`) is exit 1 without a word; success is exit 0."""
     from numaguard.lint.cli.common import UsageProblem
     from numaguard.lint.cli.lint_command import run_lint
 
@@ -35,4 +38,12 @@ def _quick_lint(params: dict) -> None:
     except UsageProblem as e:
         sys.stderr.write(f"Error: {e}\n")
         sys.exit(e.exit_code)
+    except (EOFError, KeyboardInterrupt):
+        sys.stderr.write("\nAborted!\n")
+        sys.exit(1)
+    except BrokenPipeError:
+        # what is left in stdout's buffer would fail again at exit: point it at /dev/null
+        # (the Python documentation's recipe for SIGPIPE; click wraps the stream instead)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     sys.exit(0)
