@@ -11,21 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MANAGED_BURSTABLE_POD, REPO, tool
+from conftest import GOOD_POD, MANAGED_BURSTABLE_POD, REPO, tool
 from github_runner import CompositeRunner, UnsupportedExpression, copy_tracked_files
 
-GOOD_POD = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: steady, annotations: {numaguard.io/scope: managed}}
-spec:
-  resources:
-    requests: {cpu: "2", memory: 2Gi}
-    limits: {cpu: "2", memory: 2Gi}
-  containers:
-    - name: app
-      image: registry.example.com/app:1.0
-"""
 FAILED_ON = ("::error title=numaguard::findings at or above error: see the Lint step's log and the code "
              "scanning alerts")
 
