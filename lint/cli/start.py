@@ -12,14 +12,14 @@ import sys
 
 
 def main(prog_name: str | None = None) -> None:
+    """Run the command line in sys.argv; `prog_name` names the program in help and usage."""
     args = sys.argv[1:]
     if args[:1] == ["lint"]:
         from numaguard.lint.cli.lint_args import quick_lint_params
 
         params = quick_lint_params(args[1:])
         if params is not None:
-            _quick_lint(params)
-            return
+            _quick_lint(params)         # exits
     from numaguard.lint.cli.main import main as command_group
 
     command_group(prog_name=prog_name)
