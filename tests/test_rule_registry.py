@@ -33,12 +33,22 @@ def test_rules_for_a_target_are_those_of_all_rules(target, with_node):
 
 def test_the_counts_of_rules_by_target():
     """Exact counts, so that a rule module left out of RULE_MODULES (its rules lost) fails."""
-    assert len(registry.all_rules()) == 48
+    assert len(registry.all_rules()) == 55
     assert Counter((r.target, r.needs_node) for r in registry.all_rules()) == {
         ("pod", False): 14, ("pod", True): 3, ("kubelet", False): 17, ("kubelet", True): 1, ("run", False): 8,
-        ("status", False): 2, ("input", False): 2, ("node", False): 1}
+        ("status", False): 2, ("input", False): 2, ("node", False): 8}
     assert sum(len(registry.rules_for(t, with_node=True)) for t in ("pod", "kubelet", "status", "input", "run",
-                                                                   "node")) == 48
+                                                                   "node")) == 55
+
+
+@pytest.mark.parametrize("with_node", [True, False])
+def test_the_run_check_rules_are_every_rule_with_a_run_check(with_node):
+    """Found in the modules with run-level rules, so a lint imports no other module for them
+    (not the processes rules, "node" rules without a run check)."""
+    expected = tuple(r for r in registry.all_rules() if r.run is not None and (with_node or not r.needs_node))
+    assert registry.run_check_rules(with_node=with_node) == expected
+    assert [r.id for r in expected] == ["NG401", "NG402", "NG403", "NG404", "NG405", "NG406", "NG407", "NG408",
+                                        "NG409"]
 
 
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1

@@ -19,11 +19,12 @@ from conftest import MANAGED_BURSTABLE_POD
 # the readers of platform objects, the reports not asked for, and the standard-library modules
 # they bring.
 HEAVY = ("click", "jsonschema", "kubernetes", "grpc", "google.protobuf", "flask", "gunicorn", "h11",
-         "prometheus_client", "cryptography", "jsonpatch", "urllib3",
+         "prometheus_client", "cryptography", "jsonpatch", "urllib3", "ruamel",
          "numaguard.lint.cli.main", "numaguard.lint.cli.numa", "numaguard.lint.cli.audit",
          "numaguard.lint.cli.webhook", "numaguard.lint.numa", "numaguard.lint.cluster", "numaguard.lint.node",
          "numaguard.webhook", "numaguard.lint.rules.kubelet", "numaguard.lint.rules.kubelet_validation",
          "numaguard.lint.rules.numa", "numaguard.lint.rules.state", "numaguard.lint.rules.docs",
+         "numaguard.lint.rules.processes", "numaguard.lint.fixing", "numaguard.lint.cli.fix",
          "numaguard.lint.k8s.kubelet", "numaguard.lint.k8s.kubelet_gates", "numaguard.lint.k8s.kubelet_schema",
          "numaguard.lint.k8s.checkpoints", "numaguard.lint.k8s.go_spew", "numaguard.lint.baseline",
          "numaguard.lint.report.html", "numaguard.lint.report.sarif", "numaguard.lint.report.json",

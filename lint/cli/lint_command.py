@@ -15,7 +15,7 @@ def run_lint(paths: tuple[str, ...], pool_dirs: tuple[str, ...], config_path: st
     """`numaguard lint` with its parameters as read from the command line; raises UsageProblem
     (exit 2) for input it cannot use, exits 1 on findings at or above --fail-on."""
     config = load_config(config_path, kubernetes_version)
-    config, pool_paths = _with_pool_dirs(config, pool_dirs)
+    config, pool_paths = with_pool_dirs(config, pool_dirs)
     paths = tuple(paths) + pool_paths
     if not paths:
         raise UsageProblem("give at least one PATH (or --pool DIR)")
@@ -24,7 +24,7 @@ def run_lint(paths: tuple[str, ...], pool_dirs: tuple[str, ...], config_path: st
 
     selection = selection_for(config, select, ignore)
     reports = report_targets(formats, outputs)
-    node, pool_nodes, node_kubelet_docs = _load_nodes(node_path, config)
+    node, pool_nodes, node_kubelet_docs = load_nodes(node_path, config)
 
     baseline = _read_baseline(baseline_path) if baseline_path else None
 
@@ -47,7 +47,7 @@ def run_lint(paths: tuple[str, ...], pool_dirs: tuple[str, ...], config_path: st
         exit_for(result, fail_on or config.fail_on)
 
 
-def _with_pool_dirs(config, pool_dirs) -> tuple:
+def with_pool_dirs(config, pool_dirs) -> tuple:
     """(the config with each `--pool [NAME=]DIR` added to its pool, the directories to lint).
 
     The files under DIR are the pool's by the user's word, as if its `kubeletConfigs` named
@@ -117,7 +117,7 @@ def _write_baseline(path: str, result) -> None:
     sys.stderr.write(f"numaguard: recorded {sum(baseline.counts.values())} finding(s) in {path}\n")
 
 
-def _load_nodes(node_path: str | None, config):
+def load_nodes(node_path: str | None, config):
     """(the default node description, each pool's by name, the KubeletConfiguration documents
     to lint in their place): the default is --node, else the config's top-level `node:`; a
     pool's is its own `node:`, else the default (`Config.node_paths`). Each file is read once."""

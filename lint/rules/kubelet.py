@@ -65,8 +65,18 @@ def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
     return ctx.scope_all or named_by_config or pool_intent(kc) is not None
 
 
+def kubelet_assumed(kc: dict, ctx: LintContext, in_declared_pool: bool) -> bool:
+    """Whether the configuration is held to the pool requirements only because it shows the
+    intent: no declared pool names its file or selects its nodes, and no `scope: all`. Pools
+    are declared, never guessed: like a pod only assumed to be managed, its policy findings are
+    warnings at most (a PerformanceProfile always sets cpuManagerPolicy static, also for the
+    container-level alignment OpenShift runs it for)."""
+    return not (ctx.scope_all or in_declared_pool) and pool_intent(kc) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 @rule(id="NG201", name="gate-pod-level-resources", severity="error", target="kubelet",
+      fix="sets featureGates.PodLevelResources: true",
       title="PodLevelResources is disabled",
       rationale="""With PodLevelResources off the kubelet ignores spec.resources: pods are sized,
       classed and placed from their containers only, so the pod-level resource managers have
@@ -95,10 +105,12 @@ def gate_pod_level_resources(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                                 f"{k.go_list(disabled)}\"" for gate, disabled in failures)
                     + f" (set {', '.join(dependents)} to false as well, or better remove "
                       f"PodLevelResources: false)")
-    yield Violation(("featureGates", "PodLevelResources"), message)
+    # without a dependent gate left on the kubelet starts: a pool requirement only
+    yield Violation(("featureGates", "PodLevelResources"), message, refusal=bool(dependents))
 
 
 @rule(id="NG202", name="gate-pod-level-resource-managers", severity="error", target="kubelet",
+      fix="sets featureGates.PodLevelResourceManagers: true",
       title="PodLevelResourceManagers is not enabled",
       rationale="""The pod-level resource managers (KEP-5526) only act when the kubelet gate
       PodLevelResourceManagers is on. It is alpha (off) in 1.36 and beta but still disabled by
@@ -144,13 +156,15 @@ def cpu_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]:
             " (valid: none, static)"
         yield Violation(("cpuManagerPolicy",),
                         f"cpuManagerPolicy is {policy!r}: the kubelet refuses to start with "
-                        f"unknown policy: \"{policy}\"{hint}")
+                        f"unknown policy: \"{policy}\"{hint}", refusal=True)
     else:
         yield Violation(("cpuManagerPolicy",), "cpuManagerPolicy is none: no pod or container gets "
                                                "exclusive CPUs")
 
 
 @rule(id="NG204", name="memory-manager-not-static", severity="error", target="kubelet",
+      fix="sets memoryManagerPolicy: Static and reservedMemory to the node allocatable "
+          "reservation",
       title="memoryManagerPolicy is not Static",
       rationale="""Pod-level memory and hugepages alignment comes from the Memory Manager's
       `Static` policy (capital S; the default is `None`). `BestEffort` is Windows-only and not
@@ -170,19 +184,20 @@ def memory_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]
         yield Violation(("memoryManagerPolicy",),
                         "memoryManagerPolicy is BestEffort: that policy is Windows-only (a Linux "
                         "kubelet refuses to start: policy \"BestEffort\" is not available for "
-                        "platform \"linux\") and pod-level resource managers do not support it")
+                        "platform \"linux\") and pod-level resource managers do not support it", refusal=True)
     elif policy not in k.MEMORY_MANAGER_POLICIES:
         hint = " (the value is case-sensitive: use \"Static\")" if policy.lower() == "static" else \
             " (valid: None, Static)"
         yield Violation(("memoryManagerPolicy",),
                         f"memoryManagerPolicy is {policy!r}: the kubelet refuses to start with "
-                        f"unknown policy: \"{policy}\"{hint}")
+                        f"unknown policy: \"{policy}\"{hint}", refusal=True)
     else:
         yield Violation(("memoryManagerPolicy",),
                         "memoryManagerPolicy is None: memory and hugepages are not NUMA-aligned")
 
 
 @rule(id="NG205", name="topology-scope-not-pod", severity="error", target="kubelet",
+      fix="sets topologyManagerScope: pod",
       title="topologyManagerScope is not pod",
       rationale="""With the default `container` scope the Topology Manager aligns each container
       on its own and ignores spec.resources: the pod-level budget is never placed as one NUMA
@@ -196,7 +211,7 @@ def topology_scope_not_pod(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         yield Violation(("topologyManagerScope",),
                         f"the kubelet refuses to start: invalid configuration: topologyManagerScope "
                         f"(--topology-manager-scope) \"{scope}\" must be one of: \"container\", or "
-                        f"\"pod\"")
+                        f"\"pod\"", refusal=True)
         return
     what = "topologyManagerScope is not set (default container)" if not explicit else \
         "topologyManagerScope is container"
@@ -222,7 +237,7 @@ def topology_policy_weak(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         valid = " ".join(f"\"{p}\"" for p in k.TOPOLOGY_MANAGER_POLICIES)
         yield Violation(path, f"the kubelet refuses to start: invalid configuration: "
                               f"topologyManagerPolicy (--topology-manager-policy) \"{policy}\" must "
-                              f"be one of: [{valid}]", severity=Severity.ERROR)
+                              f"be one of: [{valid}]", severity=Severity.ERROR, refusal=True)
     elif policy == "restricted":
         yield Violation(path, "topologyManagerPolicy is restricted: pods whose placement is not the "
                               "preferred NUMA alignment are rejected; single-numa-node is stricter "
@@ -267,10 +282,12 @@ def cpu_reservation_missing(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     yield Violation(path, f"cpuManagerPolicy is static but no CPUs are reserved (reservedSystemCPUs "
                           f"not set, {', '.join(parts)}): the kubelet refuses to start with "
                           f"\"[cpumanager] unable to determine reserved CPU resources for static "
-                          f"policy\"")
+                          f"policy\"", refusal=True)
 
 
 @rule(id="NG208", name="reserved-memory-mismatch", severity="error", target="kubelet",
+      fix="sets reservedMemory to kubeReserved + systemReserved + evictionHard "
+          "memory.available",
       title="reservedMemory does not match the node allocatable reservation",
       rationale="""With memoryManagerPolicy Static the kubelet checks, for memory and every
       hugepages size, that the sum of reservedMemory over NUMA nodes equals kubeReserved +
@@ -307,7 +324,7 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         return
     for resource, (total, required) in reservation.mismatches().items():
         if resource == "memory":
-            snippet = k.reserved_memory_snippet(required, _first_numa(kc, ctx.node))
+            snippet = k.reserved_memory_snippet(required, suggested_numa_node(kc, ctx.node))
             message = (f"the kubelet refuses to start: the total amount \"{format_bytes(total)}\" of "
                        f"type \"memory\" is not equal to the value \"{format_bytes(required)}\" "
                        f"determined by Node Allocatable feature. Σ reservedMemory memory = "
@@ -326,9 +343,14 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                             remediation=f"Remove {resource} from every reservedMemory entry.")
 
 
-def _first_numa(kc: dict, node=None) -> int:
-    """The NUMA node to put the suggested reservation on: the first one reservedMemory names,
-    unless the node description says the machine lacks it (then its first NUMA node)."""
+def suggested_numa_node(kc: dict, node=None) -> int:
+    """The NUMA node to put the suggested reservation on (NG208's message and `numaguard fix`):
+    the first one reservedMemory names, unless the node description says the machine lacks it;
+    else the node's first NUMA node, else 0. The kubelet compares only the total over NUMA nodes
+    and refuses a NUMA node the machine lacks (memorymanager/memory_manager.go,
+    validateReservedMemory and getTotalMemoryTypeReserved); node 0 is on every machine (one
+    without NUMA is node 0) and is where the system's memory usually lives, next to the
+    reserved CPUs 0..n; the Node Tuning Operator reserves there too (components/kubeletconfig)."""
     numa_ids = getattr(getattr(node, "topology", None), "numa_ids", None)
     entries = kc.get("reservedMemory")
     for entry in entries if isinstance(entries, list) else []:
@@ -497,7 +519,8 @@ def kubernetes_version(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     if tuple(version) < (1, 36):
         if "PodLevelResourceManagers" in k.explicit_gates(kc):
             yield Violation(path, f"target Kubernetes {vtext}: the kubelet refuses to start: "
-                                  f"unrecognized feature gate: PodLevelResourceManagers (added in 1.36)")
+                                  f"unrecognized feature gate: PodLevelResourceManagers (added in 1.36)",
+                            refusal=True)
         else:
             yield Violation(path, f"target Kubernetes {vtext}: pod-level resource managers do not "
                                   f"exist before 1.36; pod-level resources are never placed as a unit")

@@ -21,6 +21,7 @@ RULE_MODULES: dict[str, tuple[Target, ...]] = {
     "numa": ("pod", "kubelet"),
     "pool": ("run",),
     "node": ("run", "node"),
+    "processes": ("node",),
     "state": ("status",),
 }
 # The modules whose every rule needs a node description (`Rule.needs_node`): not imported
@@ -51,6 +52,17 @@ def rules_for(target: Target, *, with_node: bool) -> tuple[Rule, ...]:
              if target in targets and (with_node or module not in NODE_ONLY_MODULES)
              for r in _rules_of(module)]
     return tuple(sorted((r for r in found if r.target == target and (with_node or not r.needs_node)),
+                        key=lambda r: r.id))
+
+
+@lru_cache(maxsize=None)
+def run_check_rules(*, with_node: bool) -> tuple[Rule, ...]:
+    """Every rule a run check judges (`Rule.run`), whatever its target, sorted by id: those of
+    the modules with run-level rules (NG409, a "node" rule that `node inspect` emits, also
+    judges a saved PodResources answer in a lint through the checkpoint check)."""
+    found = [r for module, targets in RULE_MODULES.items()
+             if "run" in targets and (with_node or module not in NODE_ONLY_MODULES) for r in _rules_of(module)]
+    return tuple(sorted((r for r in found if r.run is not None and (with_node or not r.needs_node)),
                         key=lambda r: r.id))
 
 
