@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
@@ -117,7 +116,9 @@ def parse_version(text: str) -> tuple[int, int]:
 
 def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     """Validate and convert; raises ConfigError naming the bad key's path."""
-    import jsonschema          # slow to import; only needed when a config is present
+    from importlib import resources     # slow to import, as jsonschema: only a run with a config needs them
+
+    import jsonschema
 
     schema = json.loads(resources.files("numaguard.lint").joinpath("schemas/config.json").read_text())
     if data is None:

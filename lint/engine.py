@@ -22,9 +22,8 @@ and `--jobs N` gives what one process gives. The engine knows no rule of that ki
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
@@ -34,7 +33,10 @@ from numaguard.lint.k8s.platform_registry import kindless_reader
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
-from numaguard.lint.rules.registry import all_rules
+from numaguard.lint.rules.registry import rules_for, run_check_rules
+
+if TYPE_CHECKING:                   # a run without --baseline never reads one
+    from numaguard.lint.baseline import BaselineEntry
 
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
@@ -206,8 +208,6 @@ def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | 
     """What every check may consult besides its subject, built from the config and the node
     descriptions: `node` is the default one (pools without their own, subjects of no pool),
     `pool_nodes` each pool's by name. One empty node state per distinct node, built here once."""
-    from numaguard.lint.numa.admission import empty_state_or_none
-
     states: dict[int, Any] = {}
 
     def parts(node: Any) -> dict:
@@ -215,6 +215,9 @@ def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | 
             return {"node": None, "kubelet_config": None, "empty_node_state": None}
         kubelet_config = getattr(node, "kubelet_config", None)
         if id(node) not in states:
+            # the simulator, only for a run with a node description (a run over pods has none)
+            from numaguard.lint.numa.admission import empty_state_or_none
+
             states[id(node)] = empty_state_or_none(node.topology, kubelet_config,
                                                    name=getattr(node, "name", "node"))
         return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)]}
@@ -239,18 +242,29 @@ class _Run:
         self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
-        has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
-        rules = [r for r in all_rules() if selection.enabled(r) and (has_node or not r.needs_node)]
-        self.pod_rules = [r for r in rules if r.target == "pod"]
-        self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
-        self.status_rules = [r for r in rules if r.target == "status"]
+        self._has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
+        self._rules: dict[str, list[Rule]] = {}          # target -> its enabled rules, on first use
         # One entry per distinct check: rules of one family share their collection and judgement.
-        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in rules if r.run is not None}.values())
-        self._rules_by_id = {r.id: r for r in rules}
+        # The run checks see every input from the first on, so their rules are loaded now.
+        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in run_check_rules(with_node=self._has_node)
+                                                if selection.enabled(r)}.values())
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
+
+    def rules(self, target: str) -> list[Rule]:
+        """The enabled rules of one target; their modules are imported when a run first judges
+        something of that target (numaguard.lint.rules.registry.rules_for)."""
+        if target not in self._rules:
+            self._rules[target] = [r for r in rules_for(target, with_node=self._has_node)
+                                   if self.selection.enabled(r)]
+        return self._rules[target]
+
+    def _rule_by_id(self, rule_id: str) -> Rule | None:
+        """An enabled rule a platform carrier names by id: its notices and extras are input
+        (NG002) and kubelet findings."""
+        return next((r for target in ("input", "kubelet") for r in self.rules(target) if r.id == rule_id), None)
 
     # -- documents ---------------------------------------------------------------------
     def pools_naming(self, source: str | None) -> tuple[str, ...]:
@@ -388,7 +402,7 @@ class _Run:
         # A pod only assumed to be managed (no pool that pods can target is configured) is
         # told about the policy, not failed on it: its policy findings are warnings at most.
         cap = Severity.WARNING if scope == "assumed" else None
-        rules = [r for r in self.pod_rules if scope != "validity" or r.id in VALIDITY_RULES]
+        rules = [r for r in self.rules("pod") if scope != "validity" or r.id in VALIDITY_RULES]
         for rule, v in _judged_in_each(rules, pod, contexts):
             self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
                            cap=None if rule.id in VALIDITY_RULES else cap)
@@ -396,7 +410,7 @@ class _Run:
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
         ignores = doc.ignores | _annotation_ignores(_own_annotations(data))
-        for rule in self.status_rules:
+        for rule in self.rules("status"):
             for v in rule.check(data, self.ctx):
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
 
@@ -459,7 +473,7 @@ class _Run:
 
         assumed = kubelet_assumed(config, self.ctx, bool(pools))
         self.summary.assumed_kubelets += assumed
-        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
+        rules = [r for r in self.rules("kubelet") if in_pool or r.id in VALIDITY_RULES]
         contexts = self._contexts(pools, in_pool)
         if version is not None:
             contexts = [replace(c, kubernetes_version=version) for c in contexts]
@@ -542,7 +556,7 @@ class _Run:
             self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held, cap)
 
         for rule_id, place, v in carrier.notices:
-            self._emit_place(doc, prefix, companion, ref, self._rules_by_id.get(rule_id, INVALID_OBJECT),
+            self._emit_place(doc, prefix, companion, ref, self._rule_by_id(rule_id) or INVALID_OBJECT,
                              v, place, ignores, seen)
         flags = getattr(carrier.settings, "flags", None)
         if flags is not None and flags.value_refused:
@@ -569,7 +583,7 @@ class _Run:
                         if (v.remediation or "").startswith(UNKNOWN_FIELD_FIX_PREFIX)]
         config = drop_paths(config, unknown)
         for rule_id, v in carrier.extra:
-            rule = self._rules_by_id.get(rule_id)
+            rule = self._rule_by_id(rule_id)
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
         # The pool requirements apply to a configuration of a pool (one over a base numaguard

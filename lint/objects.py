@@ -15,7 +15,6 @@ from typing import Any
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS, Each, Field, PodCarrier, PodCarriers, TemplatePath
 from numaguard.lint.k8s.platform_registry import kindless_reader, platform_reader
-from numaguard.lint.k8s.platforms import PlatformError
 from numaguard.lint.model import ObjectRef, Path, dotted_path, existing_prefix, value_kind
 
 
@@ -117,6 +116,8 @@ def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS) -> Classified:
         # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
         # A reader yields one carrier per kubelet configuration the object holds, and a
         # PlatformError for each one of the wrong shape (or raises one for the whole object).
+        from numaguard.lint.k8s.platforms import PlatformError   # imported with the readers only
+
         try:
             read = list(reader(doc))
         except PlatformError as err:

@@ -30,6 +30,19 @@ spec:
 # warnings of a pod only assumed to be managed (same lines, so the same positions).
 MANAGED_BURSTABLE_POD = BURSTABLE_POD.replace(
     "metadata: {name: trap}", "metadata: {name: trap, annotations: {numaguard.io/scope: managed}}")
+# A Guaranteed pod opted in to the policy, whole CPUs: no error, NG110 (info) at 6:5.
+GOOD_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: ok, annotations: {numaguard.io/scope: managed}}
+spec:
+  resources:
+    requests: {cpu: "2", memory: 2Gi}
+    limits: {cpu: "2", memory: 2Gi}
+  containers:
+    - name: app
+      image: registry.example.com/app:1.0
+"""
 
 
 def numaguard_exe() -> str:

@@ -6,24 +6,10 @@ import re
 
 import pytest
 
-from conftest import BURSTABLE_POD, MANAGED_BURSTABLE_POD, REPO, run_cli, summary
+from conftest import BURSTABLE_POD, GOOD_POD, MANAGED_BURSTABLE_POD, REPO, run_cli, summary
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")
-
-GOOD_POD = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: ok, annotations: {numaguard.io/scope: managed}}
-spec:
-  resources:
-    requests: {cpu: "2", memory: 2Gi}
-    limits: {cpu: "2", memory: 2Gi}
-  containers:
-    - name: app
-      image: registry.example.com/app:1.0
-"""
-
 
 
 def test_examples_show_findings_with_positions_and_fixes():

@@ -20,8 +20,8 @@ import time
 
 import click
 
-from numaguard.lint.cli.common import (UsageProblem, exit_for, load_config, report_options,
-                                       report_targets, selection_for, write_reports)
+from numaguard.lint.cli.common import UsageProblem, exit_for, load_config, report_targets, selection_for, write_reports
+from numaguard.lint.cli.main import Command, report_options
 
 EXIT_INCOMPLETE = 3
 
@@ -40,7 +40,7 @@ class Duration(click.ParamType):
         return float(match[1]) * self._UNITS[match[2]]
 
 
-@click.command()
+@click.command(cls=Command)
 @click.option("--kubeconfig", type=click.Path(dir_okay=False),
               help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or the pod's service account).")
 @click.option("--context", help="kubeconfig context (default: its current-context).")

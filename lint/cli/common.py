@@ -1,38 +1,22 @@
 """What the commands share: exit code 2 for unusable input, the config file, rule selection,
-writing reports and the exit code for findings."""
+writing reports and the exit code for findings. Free of click, as the quick lint is."""
 from __future__ import annotations
 
 import sys
 
-import click
-
-FAIL_ON = ("error", "warning", "info", "never")
-# numaguard.lint.report.FORMATS, spelled here so `--help` and a small lint import no engine.
-REPORT_FORMATS = ("text", "json", "sarif", "junit", "github", "policyreport", "html")
+from numaguard.lint.cli.lint_args import FAIL_ON, REPORT_FORMATS  # noqa: F401  (re-exported)
 
 
-def report_options(command):
-    """The report and rule-selection options that `lint` and `audit` share."""
-    options = [
-        click.option("--format", "formats", multiple=True, default=(), type=click.Choice(REPORT_FORMATS),
-                     help="Report format; repeat with --output for several reports in one run."),
-        click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-                     help="Write the report to FILE instead of standard output (pairs with --format; "
-                          "without one, the format comes from the extension: .txt .json .sarif .xml "
-                          ".yaml .html)."),
-        click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
-                     help="Lowest severity that makes the exit code 1 (default: error)."),
-        click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203)."),
-        click.option("--ignore", multiple=True, help="Skip these rule ids or prefixes."),
-        click.option("--show-suppressed", is_flag=True, help="List suppressed findings too."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+class UsageProblem(Exception):
+    """Input a command cannot use: one line on standard error and exit 2. Kept free of click
+    (a quick lint runs without it): click's commands report it as a click error
+    (`numaguard.lint.cli.main.Command`), the quick lint as click would (`numaguard.lint.cli.start`)."""
 
-
-class UsageProblem(click.ClickException):
     exit_code = 2
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message          # as click.ClickException has it
 
 
 def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -82,7 +66,8 @@ def write_reports(result, reports: list[tuple[str, str | None]], show_suppressed
             except OSError as e:
                 raise UsageProblem(f"{target}: cannot write the report: {e.strerror or e}") from None
         else:
-            click.echo(text, nl=False)
+            sys.stdout.write(text)
+            sys.stdout.flush()
 
 
 def exit_for(result, threshold: str) -> None:
@@ -112,9 +97,10 @@ def selection_for(config, select, ignore):
     from numaguard.lint.engine import Selection
     from numaguard.lint.rules.registry import rules_by_id
 
-    known = rules_by_id()
     select_ids, ignore_ids = _split_ids(select), _split_ids(ignore)
-    for rid in (*select_ids, *ignore_ids, *config.severities):
+    named = (*select_ids, *ignore_ids, *config.severities)
+    known = rules_by_id() if named else {}        # every rule module: only to check the ids named
+    for rid in named:
         if not any(r.startswith(rid) for r in known):
             raise UsageProblem(f"unknown rule id or prefix: {rid}")
     return Selection(select=select_ids, ignore=ignore_ids, severities=config.severities)

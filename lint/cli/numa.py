@@ -17,6 +17,8 @@ import json
 
 import click
 
+from numaguard.lint.cli.main import Command
+
 
 class UsageProblem(click.ClickException):
     exit_code = 2
@@ -78,7 +80,7 @@ def _load_kubelet_config(path: str | None, carriers) -> dict | None:
     raise UsageProblem(f"{path}: no KubeletConfiguration (kubelet.config.k8s.io) document found")
 
 
-@click.command()
+@click.command(cls=Command)     # reports the config file's UsageProblem (common.load_config)
 @click.option("--node", "node_path", required=True,
               help="Node description: a NodeProfile, lscpu --parse output, a "
                    "NodeResourceTopology, or builtin:NAME.")

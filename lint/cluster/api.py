@@ -206,27 +206,94 @@ def configz_retriable(exc: Exception) -> bool:
     return isinstance(exc, Unreachable) and exc.kind == "reset"
 
 
+def kubeconfig_files(environ: dict[str, str] | None = None) -> list[str]:
+    """The kubeconfig files kubectl reads when no --kubeconfig is given, in precedence order:
+    $KUBECONFIG's entries (split on the path-list separator, duplicates and empty entries
+    dropped), or ~/.kube/config when $KUBECONFIG is unset or empty (client-go
+    tools/clientcmd/loader.go, NewDefaultClientConfigLoadingRules)."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    listed = environ.get("KUBECONFIG", "")
+    if not listed:
+        return [os.path.expanduser("~/.kube/config")]
+    return list(dict.fromkeys(os.path.expanduser(p) for p in listed.split(os.pathsep) if p))
+
+
+def _readable_configs(files: list[str]) -> list[tuple[str, Any]]:
+    """(file, parsed YAML) of the files that exist and are not empty: client-go skips a
+    missing file and reads an empty one as an empty configuration (loader.go Load and
+    Load(data)); the Python client refuses an empty one, so those are left out here. A file
+    that cannot be read or parsed is kept (None) for the client to report."""
+    import yaml
+
+    found = []
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            found.append((path, None))
+            continue
+        if not raw.strip():
+            continue
+        try:
+            found.append((path, yaml.safe_load(raw)))
+        except yaml.YAMLError:
+            found.append((path, None))
+    return found
+
+
+def kubectl_current_context(configs: list[tuple[str, Any]]) -> str | None:
+    """current-context over several kubeconfig files as kubectl takes it: from the first file
+    that sets it. client-go merges the non-map fields in reverse order with override, and an
+    empty value overrides nothing (loader.go Load, "merge all of the struct values in the
+    reverse order"). The Python client's merger takes the last file's instead."""
+    for _path, data in configs:
+        if isinstance(data, dict) and isinstance(data.get("current-context"), str) and data["current-context"]:
+            return data["current-context"]
+    return None
+
+
+def _in_cluster_possible() -> bool:
+    """client-go tools/clientcmd/client_config.go inClusterClientConfig.Possible."""
+    import os
+
+    return bool(os.environ.get("KUBERNETES_SERVICE_HOST") and os.environ.get("KUBERNETES_SERVICE_PORT")
+                and os.path.isfile("/var/run/secrets/kubernetes.io/serviceaccount/token"))
+
+
 def connect(kubeconfig: str | None = None, context: str | None = None, *,
             page_size: int = DEFAULT_PAGE_SIZE, pool_size: int = 32,
             request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> Cluster:
-    """A Cluster from a kubeconfig (`--kubeconfig`, else $KUBECONFIG / ~/.kube/config) or, in a
-    pod without one, the service account (in-cluster config). Raises ClusterError."""
+    """A Cluster from a kubeconfig, found as kubectl finds it: `--kubeconfig` alone when given,
+    else the files of $KUBECONFIG merged (or ~/.kube/config), with kubectl's current-context;
+    or, in a pod where none of those holds a configuration, the service account (client-go
+    tools/clientcmd/merged_client_builder.go DeferredLoadingClientConfig.ClientConfig: the
+    in-cluster configuration only when the merged one is empty). Raises ClusterError."""
     import os
 
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
     configuration = client.Configuration()
-    default_file = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
-    in_cluster = kubeconfig is None and not os.path.exists(default_file) \
-        and "KUBERNETES_SERVICE_HOST" in os.environ
+    config_file = kubeconfig
+    if kubeconfig is not None and not os.path.isfile(kubeconfig):
+        raise ClusterError(f"{kubeconfig}: no such kubeconfig file")
+    if kubeconfig is None:
+        files = kubeconfig_files()
+        configs = _readable_configs(files)
+        config_file = os.pathsep.join(path for path, _data in configs)
+        context = context or kubectl_current_context(configs)
     try:
-        if in_cluster:
+        if not config_file:
+            if not _in_cluster_possible():
+                raise ClusterError(_no_kubeconfig(files))
             config.load_incluster_config(client_configuration=configuration)
         else:
-            if kubeconfig is not None and not os.path.isfile(kubeconfig):
-                raise ClusterError(f"{kubeconfig}: no such kubeconfig file")
-            config.load_kube_config(config_file=kubeconfig, context=context,
+            config.load_kube_config(config_file=config_file, context=context,
                                     client_configuration=configuration, persist_config=False)
     except ClusterError:
         raise
@@ -242,6 +309,15 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
     configuration.retries = False
     return Cluster(client.ApiClient(configuration), page_size=page_size,
                    request_timeout=request_timeout, server=configuration.host)
+
+
+def _no_kubeconfig(files: list[str]) -> str:
+    import os
+
+    if os.environ.get("KUBECONFIG"):
+        return (f"no kubeconfig: none of the files $KUBECONFIG names holds a configuration "
+                f"({', '.join(files)}); give --kubeconfig FILE")
+    return f"no kubeconfig: {files[0]} does not exist; give --kubeconfig FILE or set KUBECONFIG"
 
 
 def _one_line(exc: BaseException) -> str:

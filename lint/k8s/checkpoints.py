@@ -58,8 +58,9 @@ from numaguard.lint.k8s.go_spew import (
 )
 from numaguard.lint.model import Path
 
-CPU_CHECKPOINT_FILE = "cpu_manager_state"
-MEMORY_CHECKPOINT_FILE = "memory_manager_state"
+from numaguard.lint.k8s.checkpoint_files import (  # noqa: F401  (re-exported)
+    CPU_CHECKPOINT_FILE, CURRENT, MEMORY_CHECKPOINT_FILE, Version, checkpoint_kind,
+)
 
 # ------------------------------------------------------------------------------- Go types
 
@@ -203,30 +204,9 @@ class MemoryCheckpoint:
     dropped_pods: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)   # as CPUCheckpoint's
 
 
-def checkpoint_kind(data: Any, name: str | None = None) -> str | None:
-    """"cpu", "memory" or None: by file name (`cpu_manager_state`, `memory_manager_state`)
-    or, for any other name, by content (`policyName` with `checksum` or `dataChecksum`)."""
-    base = (name or "").replace("\\", "/").rsplit("/", 1)[-1]
-    if base == CPU_CHECKPOINT_FILE:
-        return "cpu"
-    if base == MEMORY_CHECKPOINT_FILE:
-        return "memory"
-    if not isinstance(data, dict) or "kind" in data or "apiVersion" in data:
-        return None
-    if not ("checksum" in data or "dataChecksum" in data) or "policyName" not in data:
-        return None
-    if "machineState" in data or "machinestate" in {str(k).lower() for k in data}:
-        return "memory"
-    if isinstance(data.get("data"), str) and "machineState" in data["data"]:
-        return "memory"
-    return "cpu"
-
-
 # ------------------------------------------------------------------------------- CPU
 
 
-Version = tuple[int, int]
-CURRENT: Version = (1, 37)
 V4_FROM: Version = (1, 37)        # the first kubelet that writes V4 and no longer reads V1
 
 # What a V1 file costs on a kubelet that no longer reads it, when it holds no assignment:

@@ -19,8 +19,6 @@ import copy
 import re
 from typing import Any
 
-from numaguard.lint.k8s.kubelet import DEFAULT_EVICTION_HARD
-
 DROPIN_SUFFIX = ".conf"
 DROPIN_DIR_SUFFIX = ".d"
 
@@ -67,6 +65,9 @@ def merge_kubelet_configs(main: dict, dropins: list[dict]) -> dict:
     own evictionHard, when it has one, replaces the defaults as usual). Other defaults do not
     interact with a merge (scalars simply override), so they are left to the readers of the
     result."""
+    # here, not at the top: every lint asks `dropin_owner`, few merge drop-ins
+    from numaguard.lint.k8s.kubelet import DEFAULT_EVICTION_HARD
+
     merged: Any = dict(main)
     if dropins and "evictionHard" not in main and any(
             isinstance(d.get("evictionHard"), dict) for d in dropins):

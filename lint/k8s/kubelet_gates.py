@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 Version = tuple[int, int]
@@ -116,6 +115,8 @@ def gate_spec(name: str, version: Version) -> GateSpec | None:
 
 @lru_cache(maxsize=1)
 def _gate_catalogue() -> dict[str, Any]:
+    from importlib import resources     # slow to import (tempfile, shutil...): only when gates are read
+
     text = resources.files("numaguard.lint.k8s").joinpath("kubelet_gates.json").read_text(encoding="utf-8")
     return json.loads(text)
 

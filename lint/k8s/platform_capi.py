@@ -34,15 +34,13 @@ from numaguard.lint.k8s.platform_kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURC
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
 from numaguard.lint.model import Path, Severity, Violation
 
-BOOTSTRAP_GROUP = "bootstrap.cluster.x-k8s.io/"
-CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io/"
-# kind -> path of the KubeadmConfigSpec, and whether its machines run init, join or both.
-SPEC_PATHS: dict[tuple[str, str], tuple[Path, tuple[str, ...] | None]] = {
-    (BOOTSTRAP_GROUP, "KubeadmConfig"): (("spec",), None),
-    (BOOTSTRAP_GROUP, "KubeadmConfigTemplate"): (("spec", "template", "spec"), None),
-    (CONTROLPLANE_GROUP, "KubeadmControlPlane"): (("spec", "kubeadmConfigSpec"), ("init", "join")),
-    (CONTROLPLANE_GROUP, "KubeadmControlPlaneTemplate"): (("spec", "template", "spec", "kubeadmConfigSpec"),
-                                                          ("init", "join")),
+# kind (of the groups numaguard.lint.k8s.platform_registry gives it) -> path of the
+# KubeadmConfigSpec, and whether its machines run init, join or both.
+SPEC_PATHS: dict[str, tuple[Path, tuple[str, ...] | None]] = {
+    "KubeadmConfig": (("spec",), None),
+    "KubeadmConfigTemplate": (("spec", "template", "spec"), None),
+    "KubeadmControlPlane": (("spec", "kubeadmConfigSpec"), ("init", "join")),
+    "KubeadmControlPlaneTemplate": (("spec", "template", "spec", "kubeadmConfigSpec"), ("init", "join")),
 }
 _PATCH_NAME = re.compile(r"^(kubeletconfiguration)([^.+\n]*)?(\+)?(json|merge|strategic)?")
 _PATCH_MODES = {"json": JSON6902, "merge": MERGE, "strategic": STRATEGIC, None: STRATEGIC}
@@ -53,7 +51,7 @@ _PATCH_FIX = ("Name kubelet patches `kubeletconfiguration[suffix][+strategic|mer
 
 def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
     api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
-    spec_path, phases = next(v for (group, k), v in SPEC_PATHS.items() if k == kind and api_version.startswith(group))
+    spec_path, phases = SPEC_PATHS[kind]
     spec: Any = doc
     for depth, key in enumerate(spec_path, start=1):
         spec = spec.get(key) if isinstance(spec, dict) else None
@@ -191,4 +189,4 @@ def _content(item: dict, path: Path) -> tuple[str | None, Place, bool]:
     return (content, place, True) if encoding == "" else (None, place, False)
 
 
-__all__ = ["capi_kubeadm", "SPEC_PATHS", "BOOTSTRAP_GROUP", "CONTROLPLANE_GROUP"]
+__all__ = ["capi_kubeadm", "SPEC_PATHS"]

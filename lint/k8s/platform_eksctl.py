@@ -37,7 +37,6 @@ from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfig
 from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy
 from numaguard.lint.model import Path, Violation
 
-EKSCTL_GROUP = "eksctl.io/"
 DEFAULT_AMI_FAMILY = "AmazonLinux2023"
 FORBIDDEN_KEYS = ("kind", "apiVersion", "address", "clusterDomain", "authentication", "authorization",
                   "serverTLSBootstrap")
@@ -139,4 +138,4 @@ def _taints(value: Any) -> tuple[dict[str, str], ...]:
     return ()
 
 
-__all__ = ["cluster_config", "EKSCTL_GROUP", "FORBIDDEN_KEYS"]
+__all__ = ["cluster_config", "FORBIDDEN_KEYS"]

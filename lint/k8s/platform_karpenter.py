@@ -37,7 +37,6 @@ from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy,
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.model import Path, Severity, Violation
 
-KARPENTER_GROUP = "karpenter.k8s.aws/"
 KUBELET: Path = ("spec", "kubelet")
 USER_DATA: Path = ("spec", "userData")
 # kubeletconfiguration.go ParsedKubeletConfig: the fields Karpenter maps for every family.
@@ -151,4 +150,4 @@ def _karpenter_adjust(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Vi
     return v
 
 
-__all__ = ["ec2_node_class", "ami_family", "KARPENTER_GROUP", "MANAGED_FIELDS"]
+__all__ = ["ec2_node_class", "ami_family", "MANAGED_FIELDS"]

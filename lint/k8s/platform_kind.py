@@ -36,7 +36,6 @@ from numaguard.lint.k8s.platform_kubeadm import KUBELET_KIND, ExtraArg, kubeadm_
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
 from numaguard.lint.model import Path, Severity, Violation
 
-KIND_GROUP = "kind.x-k8s.io/"
 KIND_SOURCE = "kind's generated kubeadm configuration (pkg/cluster/internal/kubeadm/config.go)"
 DEFAULT_NODE_VERSION = (1, 37)          # pkg/apis/config/defaults/image.go: kindest/node:v1.37.0
 _IMAGE_VERSION = re.compile(r":v(\d+)\.(\d+)")
@@ -283,4 +282,4 @@ def _kind_notes(layers: list[Layer]) -> dict[str, str]:
         if "evictionHard" not in patched else {}
 
 
-__all__ = ["kind_cluster", "generated_kubelet_config", "kubeadm_version", "KIND_GROUP"]
+__all__ = ["kind_cluster", "generated_kubelet_config", "kubeadm_version"]

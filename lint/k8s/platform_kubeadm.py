@@ -34,13 +34,10 @@ from typing import Any, Iterable
 from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg, flag_note, parse_flags
 from numaguard.lint.k8s.kubelet_layers import (COMPANION, REPLACE, Layer, LayeredSettings, Place,
                                                judge_shown_only)
+from numaguard.lint.k8s.platform_registry import KUBELET_GROUP, KUBELET_KIND
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
 from numaguard.lint.model import Severity, Violation
 
-KUBEADM_GROUP = "kubeadm.k8s.io/"
-KUBELET_GROUP = "kubelet.config.k8s.io/"
-KUBELET_KIND = "KubeletConfiguration"
-NODE_KINDS = ("InitConfiguration", "JoinConfiguration")
 KUBEADM_SOURCE = "kubeadm (cmd/kubeadm/app/componentconfigs/kubelet.go)"
 
 # componentconfigs/kubelet.go kubeletConfig.Default, for the default service subnet and DNS domain.
@@ -223,4 +220,4 @@ def kubeadm_configuration(doc: dict) -> list[PlatformKubelet]:
 
 
 __all__ = ["kubeadm_configuration", "kubeadm_node", "read_extra_args", "command_line", "ExtraArg", "runs_windows",
-           "KUBEADM_DEFAULTS", "KUBEADM_GROUP", "NODE_KINDS", "list_form"]
+           "KUBEADM_DEFAULTS", "KUBELET_KIND", "list_form"]

@@ -36,7 +36,6 @@ from numaguard.lint.k8s.platforms import PlatformError
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
-MACHINECONFIG_GROUP = "machineconfiguration.openshift.io/"
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
 FILES: Path = ("spec", "config", "storage", "files")
@@ -202,4 +201,4 @@ def _show(value: Any) -> str:
     return value if isinstance(value, str) else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-__all__ = ["machine_config", "read_source", "is_dropin", "DataURLError", "MACHINECONFIG_GROUP"]
+__all__ = ["machine_config", "read_source", "is_dropin", "DataURLError"]

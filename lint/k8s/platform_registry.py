@@ -12,50 +12,76 @@ InitConfiguration), so that the engine can pair them.
 """
 from __future__ import annotations
 
-from typing import Callable
+from importlib import import_module
+from typing import Callable, Iterable
 
-from numaguard.lint.k8s import platform_capi as capi
-from numaguard.lint.k8s import platform_eksctl, platform_gke, platform_karpenter, platform_openshift, platform_talos
-from numaguard.lint.k8s import platform_kind as kind
-from numaguard.lint.k8s import platform_kubeadm as kubeadm
-from numaguard.lint.k8s.platforms import PLATFORM_KINDS as _BASE_KINDS
-from numaguard.lint.k8s.platforms import READERS as _BASE_READERS
-from numaguard.lint.k8s.platforms import Reader
+# A reader: one platform object -> its PlatformKubelet carriers and PlatformErrors
+# (numaguard.lint.k8s.platforms).
+Reader = Callable[[dict], Iterable]
 
-# (apiVersion, kind) -> reader name. An apiVersion ending in "/" is a group (any version of
-# it); one without is matched exactly: Talos' bare "v1alpha1" is no Kubernetes group/version.
+# The platform objects' identities live here, literally, and each reader is named by module
+# and function: a run imports a reader's module (and the YAML, MIME, gzip and flag parsers
+# it needs) only when an object of its kind appears, so that a run over pods imports none.
+# An apiVersion ending in "/" is a group (any version of it); one without is matched exactly:
+# Talos' bare "v1alpha1" is no Kubernetes group/version.
+TALOS_API_VERSION = "v1alpha1"
+KUBEADM_GROUP = "kubeadm.k8s.io/"
+KUBEADM_NODE_KINDS = ("InitConfiguration", "JoinConfiguration")
+KUBELET_GROUP, KUBELET_KIND = "kubelet.config.k8s.io/", "KubeletConfiguration"
+CAPI_BOOTSTRAP_GROUP = "bootstrap.cluster.x-k8s.io/"
+CAPI_CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io/"
+EKS_GROUP = "node.eks.aws/"
+OPENSHIFT_MC_GROUP = "machineconfiguration.openshift.io/"
+PERFORMANCE_GROUP = "performance.openshift.io/"
+
+# (apiVersion, kind) -> reader name.
 PLATFORM_KINDS: dict[tuple[str, str], str] = {
-    **_BASE_KINDS,
-    (platform_talos.TALOS_API_VERSION, "KubeletConfig"): "talos-kubelet",
-    (platform_eksctl.EKSCTL_GROUP, "ClusterConfig"): "eksctl",
-    (platform_karpenter.KARPENTER_GROUP, "EC2NodeClass"): "karpenter",
-    (platform_openshift.MACHINECONFIG_GROUP, "MachineConfig"): "machineconfig",
-    **{(kubeadm.KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in kubeadm.NODE_KINDS},
-    (kind.KIND_GROUP, "Cluster"): "kind",
-    **{key: "capi" for key in capi.SPEC_PATHS},
+    (EKS_GROUP, "NodeConfig"): "eks",
+    (OPENSHIFT_MC_GROUP, "KubeletConfig"): "openshift",
+    (PERFORMANCE_GROUP, "PerformanceProfile"): "performance-profile",
+    (TALOS_API_VERSION, "KubeletConfig"): "talos-kubelet",
+    ("eksctl.io/", "ClusterConfig"): "eksctl",
+    ("karpenter.k8s.aws/", "EC2NodeClass"): "karpenter",
+    (OPENSHIFT_MC_GROUP, "MachineConfig"): "machineconfig",
+    **{(KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in KUBEADM_NODE_KINDS},
+    ("kind.x-k8s.io/", "Cluster"): "kind",
+    **{(CAPI_BOOTSTRAP_GROUP, capi_kind): "capi" for capi_kind in ("KubeadmConfig", "KubeadmConfigTemplate")},
+    **{(CAPI_CONTROLPLANE_GROUP, capi_kind): "capi"
+       for capi_kind in ("KubeadmControlPlane", "KubeadmControlPlaneTemplate")},
 }
 
-READERS: dict[str, Reader] = {
-    **_BASE_READERS,
-    "kubeadm": kubeadm.kubeadm_configuration,
-    "kind": kind.kind_cluster,
-    "capi": capi.capi_kubeadm,
-    "talos-kubelet": platform_talos.kubelet_config_document,
-    "eksctl": platform_eksctl.cluster_config,
-    "karpenter": platform_karpenter.ec2_node_class,
-    "machineconfig": platform_openshift.machine_config,
+# reader name -> "module:function" under numaguard.lint.k8s.
+READERS: dict[str, str] = {
+    "eks": "platforms:eks_node_config",
+    "openshift": "platforms:openshift_kubelet_config",
+    "performance-profile": "platforms:performance_profile",
+    "kubeadm": "platform_kubeadm:kubeadm_configuration",
+    "kind": "platform_kind:kind_cluster",
+    "capi": "platform_capi:capi_kubeadm",
+    "talos-kubelet": "platform_talos:kubelet_config_document",
+    "eksctl": "platform_eksctl:cluster_config",
+    "karpenter": "platform_karpenter:ec2_node_class",
+    "machineconfig": "platform_openshift:machine_config",
 }
+# The readers of one carrier per object (the others yield several).
+ONE_CARRIER = frozenset({"eks", "openshift", "performance-profile"})
 
 KINDLESS_LABELS = {"talos": "Talos machine config", "gke": "GKE node system config"}
-_KINDLESS: tuple[tuple[str, Callable[[dict], bool], Reader], ...] = (
-    ("talos", platform_talos.is_machine_config, platform_talos.machine_config),
-    ("gke", platform_gke.is_system_config, platform_gke.system_config),
-)
+# kindless carrier -> (the mapping key its predicate requires, "module:predicate",
+# "module:reader"): a document without that key is not asked, and its module not imported.
+_KINDLESS: dict[str, tuple[str, str, str]] = {
+    "talos": ("machine", "platform_talos:is_machine_config", "platform_talos:machine_config"),
+    "gke": ("kubeletConfig", "platform_gke:is_system_config", "platform_gke:system_config"),
+}
 
 COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
-    (kubeadm.KUBEADM_GROUP, node_kind): (kubeadm.KUBELET_GROUP, kubeadm.KUBELET_KIND)
-    for node_kind in kubeadm.NODE_KINDS
+    (KUBEADM_GROUP, node_kind): (KUBELET_GROUP, KUBELET_KIND) for node_kind in KUBEADM_NODE_KINDS
 }
+
+
+def _load(target: str) -> Callable:
+    module, _, function = target.partition(":")
+    return getattr(import_module(f"numaguard.lint.k8s.{module}"), function)
 
 
 def _match(table: dict, api_version: str, kind: str):
@@ -69,17 +95,20 @@ def _match(table: dict, api_version: str, kind: str):
 def platform_reader(api_version: str, kind: str) -> Reader | None:
     """The reader for a platform object carrying kubelet settings, None for anything else."""
     name = _match(PLATFORM_KINDS, api_version, kind)
-    return READERS[name] if name is not None else None
+    if name is None:
+        return None
+    read = _load(READERS[name])
+    return (lambda doc: [read(doc)]) if name in ONE_CARRIER else read
 
 
 def kindless_reader(doc: dict) -> tuple[str, Reader] | None:
     """(descriptive kind, reader) for a document without apiVersion and kind that is a Talos
     machine configuration or a GKE node system configuration, else None."""
-    if "apiVersion" in doc or "kind" in doc:
+    if "apiVersion" in doc or "kind" in doc or not doc:
         return None
-    for name, recognises, reader in _KINDLESS:
-        if recognises(doc):
-            return KINDLESS_LABELS[name], reader
+    for name, (key, recognises, reader) in _KINDLESS.items():
+        if isinstance(doc.get(key), dict) and _load(recognises)(doc):
+            return KINDLESS_LABELS[name], _load(reader)
     return None
 
 
@@ -89,4 +118,5 @@ def companion_kind(api_version: str, kind: str) -> tuple[str, str] | None:
     return _match(COMPANIONS, api_version, kind)
 
 
-__all__ = ["platform_reader", "kindless_reader", "companion_kind", "KINDLESS_LABELS", "PLATFORM_KINDS", "READERS", "COMPANIONS"]
+__all__ = ["platform_reader", "kindless_reader", "companion_kind", "KINDLESS_LABELS", "PLATFORM_KINDS", "READERS",
+           "COMPANIONS", "TALOS_API_VERSION", "KUBEADM_GROUP", "KUBEADM_NODE_KINDS", "KUBELET_GROUP", "KUBELET_KIND"]

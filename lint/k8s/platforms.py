@@ -96,16 +96,7 @@ from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
-EKS_GROUP = "node.eks.aws/"
-OPENSHIFT_MC_GROUP = "machineconfiguration.openshift.io/"
-PERFORMANCE_GROUP = "performance.openshift.io/"
-
-# (apiVersion prefix, kind) -> reader name; the readers are below.
-PLATFORM_KINDS: dict[tuple[str, str], str] = {
-    (EKS_GROUP, "NodeConfig"): "eks",
-    (OPENSHIFT_MC_GROUP, "KubeletConfig"): "openshift",
-    (PERFORMANCE_GROUP, "PerformanceProfile"): "performance-profile",
-}
+# Which apiVersion and kind each reader below reads: numaguard.lint.k8s.platform_registry.
 
 # nodeadm internal/kubelet/config.go
 EKS_SOURCE = "the EKS AMI's nodeadm (internal/kubelet/config.go)"
@@ -636,16 +627,10 @@ def _show(value: Any) -> str:
 # platform's readers.
 Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
 
-READERS: dict[str, Reader] = {
-    "eks": lambda doc: [eks_node_config(doc)],
-    "openshift": lambda doc: [openshift_kubelet_config(doc)],
-    "performance-profile": lambda doc: [performance_profile(doc)],
-}
-
 
 eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
 
-__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "READERS", "EKS_AMI_BASE",
+__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "EKS_AMI_BASE",
            "machine_config_pool_nodes",
            "eks_ami_configuration", "eks_adjust", "user_wrote",
-           "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]
+           "eks_node_config", "openshift_kubelet_config", "performance_profile"]

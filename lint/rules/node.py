@@ -37,17 +37,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from numaguard.lint.k8s import kubelet as k
-from numaguard.lint.k8s.checkpoints import (CURRENT, CheckpointError, CPUCheckpoint, MemoryCheckpoint, Version,
-                                            checkpoint_kind,
-                                            read_cpu_checkpoint, read_memory_checkpoint)
+# The checkpoint reader only when a checkpoint appears (every document is asked whether it is
+# one), the kubelet model (numaguard.lint.k8s.kubelet) where a configuration is judged.
+from numaguard.lint.k8s.checkpoint_files import CURRENT, Version, checkpoint_kind
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes
 from numaguard.lint.model import ObjectRef, Path, Severity, Violation
 from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, Subject
 from numaguard.lint.rules.pool import PoolViolation
+
+if TYPE_CHECKING:
+    from numaguard.lint.k8s.checkpoints import CPUCheckpoint, MemoryCheckpoint
 
 CHECKPOINT_POLICY = Rule(
     id="NG402", name="checkpoint-policy-mismatch", severity=Severity.ERROR, target="run",
@@ -135,6 +137,8 @@ class CheckpointExtract:
     def of(cls, source: str, data: Any, kind: str | None = None, positions=None,
            ignores: frozenset[str] = frozenset(), version: Version = CURRENT) -> "CheckpointExtract | None":
         """`version`: the kubelet minor version that reads the file (how it reads it)."""
+        from numaguard.lint.k8s.checkpoints import read_cpu_checkpoint, read_memory_checkpoint
+
         kind = kind or checkpoint_kind(data, source)
         if kind == "cpu":
             return cls(source, kind, read_cpu_checkpoint(data, version), dict(positions or {}), ignores)
@@ -145,6 +149,8 @@ class CheckpointExtract:
     @classmethod
     def unreadable(cls, source: str, kind: str, message: str) -> "CheckpointExtract":
         """A checkpoint file that is not JSON: the kubelet cannot restore it (NG406)."""
+        from numaguard.lint.k8s.checkpoints import CheckpointError, CPUCheckpoint, MemoryCheckpoint
+
         error = CheckpointError((), f"not JSON: {message}")
         checkpoint = CPUCheckpoint("unknown", "", frozenset(), error=error) if kind == "cpu" else \
             MemoryCheckpoint("unknown", "", error=error)
@@ -240,6 +246,8 @@ def podresources_containers(source: str, data: Any) -> list[RunningContainer] | 
 def reserved_cpu_findings(containers: Iterable[RunningContainer], *, kubelet_config: dict | None) -> list[PoolViolation]:
     """NG409: each running container holding CPUs of the configuration's reservedSystemCPUs.
     No configuration, or none reserved by id: nothing to judge."""
+    from numaguard.lint.k8s import kubelet as k
+
     if kubelet_config is None:
         return []
     try:
@@ -278,6 +286,8 @@ def _stale(cp: CheckpointExtract, pods: Iterable[str], pod_uids: set[str] | None
 
 def _cpu_findings(cp: CheckpointExtract, c: CPUCheckpoint, kc: dict | None, topology: Any,
                   pod_uids: set[str] | None) -> list[PoolViolation]:
+    from numaguard.lint.k8s import kubelet as k
+
     out: list[PoolViolation] = []
     root = c.field_root
     reserved: frozenset[int] = frozenset()
@@ -333,6 +343,8 @@ def _cpu_findings(cp: CheckpointExtract, c: CPUCheckpoint, kc: dict | None, topo
 
 def _memory_findings(cp: CheckpointExtract, c: MemoryCheckpoint, kc: dict | None,
                      pod_uids: set[str] | None) -> list[PoolViolation]:
+    from numaguard.lint.k8s import kubelet as k
+
     out: list[PoolViolation] = []
     root = c.field_root
     if kc is not None:
@@ -399,6 +411,8 @@ class _Policies:
 
 def _policies(kc: dict) -> tuple:
     """The settings a checkpoint is judged by, effective (defaults applied)."""
+    from numaguard.lint.k8s import kubelet as k
+
     try:
         reserved = k.reserved_system_cpus(kc)
     except CPUSetError:

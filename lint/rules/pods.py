@@ -13,13 +13,14 @@ from decimal import Decimal
 from typing import Any, Iterable, Literal
 
 from numaguard.lint.model import DEFAULT_POOL_NAME, Path, Violation, existing_prefix
+# The kubelet model (numaguard.lint.k8s.kubelet) is imported where a configuration is judged: a
+# lint of pods alone needs none of it.
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.k8s.pod_budget import (
     EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
     ContainerPlacement, PodAnalysis, PodBudget, is_integral_cpu,
 )
 from numaguard.lint.k8s.resources import CPU, MEMORY, format_quantity, is_hugepages, is_supported_pod_level_resource
-from numaguard.lint.k8s import kubelet as kubelet_model
 from numaguard.lint.objects import PodTarget
 from numaguard.lint.rules.base import LintContext, rule
 
@@ -715,6 +716,8 @@ def container_placement(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]
 def _topology_scope(ctx: LintContext) -> str:
     """The node's topologyManagerScope when a node description gives a KubeletConfiguration;
     "pod" otherwise (the scope the pod rules are written for)."""
+    from numaguard.lint.k8s import kubelet as kubelet_model
+
     kc = ctx.kubelet_config
     return kubelet_model.topology_manager_scope(kc)[0] if isinstance(kc, dict) else "pod"
 

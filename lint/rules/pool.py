@@ -45,7 +45,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Iterable
 
-from numaguard.lint.k8s import kubelet as k
+# The kubelet model (numaguard.lint.k8s.kubelet) is imported where a configuration is judged: a
+# lint of pods alone needs none of it.
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import ObjectRef, Path, Severity, Violation
@@ -188,6 +189,8 @@ GATES = ("PodLevelResources", "PodLevelResourceManagers")
 def placement_settings(kc: dict, version: tuple[int, int] = (1, 37)) -> dict[Path, str]:
     """The placement-relevant settings of a KubeletConfiguration, effective (defaults applied)
     and normalised for comparison (quantities in bytes or CPUs, cpusets canonical)."""
+    from numaguard.lint.k8s import kubelet as k
+
     out: dict[Path, str] = {}
     gates = k.effective_gates(kc, version)
     for gate in GATES:
