@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from numaguard.lint.cli.common import UsageProblem, load_config
+from numaguard.lint.cli.main import Command
 
 MODES = ("enforce", "warn", "audit")
 
@@ -14,7 +15,7 @@ def export() -> None:
     """Write numaguard's checks for other engines."""
 
 
-@export.command("admission-policy")
+@export.command("admission-policy", cls=Command)     # reports UsageProblem as click's errors
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory): its pools, "
                    "scope, rule severities, webhook.mode and webhook.namespaces.")
