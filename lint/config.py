@@ -33,6 +33,7 @@ class Config:
     severities: dict[str, Severity | None] = field(default_factory=dict)   # None = off
     exclude: tuple[str, ...] = ()
     fail_on: str = "error"
+    webhook_cache_bytes: int = 4 * 1024 * 1024   # the findings cache's budget per webhook worker
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     base_dir: str = "."                          # where relative paths in the file resolve
@@ -84,10 +85,20 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
                     for rid, sev in (data.get("rules") or {}).items()},
         exclude=tuple(data.get("exclude") or ()),
         fail_on=data.get("failOn", "error"),
+        webhook_cache_bytes=_bytes((data.get("webhook") or {}).get("cacheBytes", Config.webhook_cache_bytes)),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         base_dir=base_dir,
     )
+
+
+def _bytes(text: str | int) -> int:
+    """A byte count as the schema allows it: a number, or digits with Ki, Mi or Gi."""
+    text = str(text)
+    for suffix, factor in (("Ki", 1024), ("Mi", 1024 ** 2), ("Gi", 1024 ** 3)):
+        if text.endswith(suffix):
+            return int(text[:-2]) * factor
+    return int(text)
 
 
 def _message(error: Any) -> str:

@@ -36,6 +36,7 @@ class AdmissionRequest:
     dry_run: bool
     object: Any                    # None on DELETE
     old_object: Any                # None except on UPDATE (and DELETE)
+    user: str = ""                 # userInfo.username: who asked (for the access log)
 
 
 def parse_review(body: Any) -> AdmissionRequest:
@@ -71,17 +72,23 @@ def parse_review(body: Any) -> AdmissionRequest:
         uid=uid, group=gvk["group"], version=gvk["version"], kind=gvk["kind"], operation=operation,
         namespace=request.get("namespace") or "", name=request.get("name") or _object_name(obj),
         sub_resource=request.get("subResource") or "", dry_run=dry_run, object=obj,
-        old_object=request.get("oldObject"))
+        old_object=request.get("oldObject"), user=_username(request.get("userInfo")))
 
 
 def review_response(uid: str, allowed: bool, *, code: int | None = None, message: str | None = None,
-                    warnings: list[str] | None = None) -> dict[str, Any]:
-    """The AdmissionReview the API server expects back (same apiVersion, the request's uid)."""
+                    warnings: list[str] | None = None,
+                    audit_annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """The AdmissionReview the API server expects back (same apiVersion, the request's uid).
+    `audit_annotations`: keys are the name part of a qualified name; the API server puts the
+    webhook's name before them (`validate.numaguard.io/replica-of`) and records them in its
+    audit log (k8s.io/apiserver pkg/admission/attributes.go `checkKeyFormat`)."""
     response: dict[str, Any] = {"uid": uid, "allowed": allowed}
     if not allowed:
         response["status"] = {"code": code or 403, "reason": "Forbidden", "message": message or ""}
     if warnings:
         response["warnings"] = warnings
+    if audit_annotations:
+        response["auditAnnotations"] = audit_annotations
     return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
 
 
@@ -93,6 +100,11 @@ def _object_name(obj: Any) -> str:
         return meta["name"]
     generate = meta.get("generateName")
     return f"{generate}*" if isinstance(generate, str) and generate else ""
+
+
+def _username(user_info: Any) -> str:
+    name = user_info.get("username") if isinstance(user_info, dict) else None
+    return name if isinstance(name, str) else ""
 
 
 def _json_type(value: Any) -> str:

@@ -19,7 +19,9 @@ NAMESPACE = "numaguard"
 SERVICE_DNS = f"{SERVICE}.{NAMESPACE}.svc"
 
 _RESOURCES = {"Pod": ("", "pods"), "Deployment": ("apps", "deployments"), "ConfigMap": ("", "configmaps"),
-              "ReplicaSet": ("apps", "replicasets"), "CronJob": ("batch", "cronjobs")}
+              "ReplicaSet": ("apps", "replicasets"), "CronJob": ("batch", "cronjobs"),
+              "StatefulSet": ("apps", "statefulsets"), "DaemonSet": ("apps", "daemonsets"), "Job": ("batch", "jobs"),
+              "ReplicationController": ("", "replicationcontrollers")}
 _OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 _counter = itertools.count(1)
 

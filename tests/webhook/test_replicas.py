@@ -1,0 +1,118 @@
+"""Replicas of judged workloads, over real TLS: what a built-in controller writes for an owner the
+webhook judged is allowed, counted and noted in an audit annotation; the same object written by
+anyone else, or naming an owner its writer does not manage, is judged as usual."""
+from __future__ import annotations
+
+import copy
+import uuid
+
+import pytest
+
+from .reviews import burstable_pod, deployment, managed_pod, replica_pod, review
+from .test_lifecycle import _metric
+
+CONTROLLERS = "system:serviceaccount:kube-system:"
+
+
+def _by(sent: dict, user: str) -> dict:
+    sent["request"]["userInfo"] = {"username": user, "uid": "7f1c", "groups": ["system:serviceaccounts",
+                                                                              "system:serviceaccounts:kube-system"]}
+    return sent
+
+
+def _owned(obj: dict, api_version: str, kind: str, name: str = "owner-1") -> dict:
+    obj = copy.deepcopy(obj)
+    obj["metadata"]["ownerReferences"] = [{"apiVersion": api_version, "kind": kind, "name": name,
+                                           "uid": str(uuid.uuid4()), "controller": True, "blockOwnerDeletion": True}]
+    return obj
+
+
+def _replica_set(template_pod: dict) -> dict:
+    rs = deployment(template_pod)
+    rs["kind"] = "ReplicaSet"
+    rs["metadata"]["name"] = "order-matcher-7d9f8b6c5"
+    return _owned(rs, "apps/v1", "Deployment", "order-matcher")
+
+
+def _job(template_pod: dict) -> dict:
+    job = deployment(template_pod)
+    job["apiVersion"], job["kind"] = "batch/v1", "Job"
+    del job["spec"]["strategy"], job["spec"]["replicas"]
+    return _owned(job, "batch/v1", "CronJob", "nightly")
+
+
+@pytest.mark.parametrize("controller, owner_api, owner_kind", [
+    ("replicaset-controller", "apps/v1", "ReplicaSet"),
+    ("statefulset-controller", "apps/v1", "StatefulSet"),
+    ("daemon-set-controller", "apps/v1", "DaemonSet"),
+    ("job-controller", "batch/v1", "Job"),
+    ("replication-controller", "v1", "ReplicationController"),
+])
+def test_a_pod_its_controller_creates_is_allowed_with_the_finding_in_an_audit_annotation(server, controller,
+                                                                                          owner_api, owner_kind):
+    metrics = server.request("GET", "/metrics")[2].decode()
+    before = (_metric(metrics, "numaguard_replicas_admitted_total", f'kind="Pod",owner="{owner_kind}"')
+              if f'owner="{owner_kind}"' in metrics else 0)
+    sent = _by(review(_owned(burstable_pod(), owner_api, owner_kind)), CONTROLLERS + controller)
+    resp = server.validate(sent)["response"]
+    assert resp == {"uid": sent["request"]["uid"], "allowed": True, "auditAnnotations": {
+        "replica-of": f"{owner_kind}/owner-1", "findings": "NG103 spec.resources (error)"}}
+    entry = next(e for e in server.access_log() if e.get("uid") == sent["request"]["uid"])
+    assert (entry["decision"], entry["rules"], entry["note"]) == (
+        "allow", ["NG103"], f"replica of {owner_kind}/owner-1, written by {controller}")
+    after = _metric(server.request("GET", "/metrics")[2].decode(), "numaguard_replicas_admitted_total",
+                    f'kind="Pod",owner="{owner_kind}"')
+    assert after - before == 1
+
+
+def test_one_level_up_replica_sets_of_deployments_and_jobs_of_cron_jobs(server):
+    for obj, controller in ((_replica_set(burstable_pod()), "deployment-controller"),
+                            (_job(burstable_pod()), "cronjob-controller")):
+        sent = _by(review(obj), CONTROLLERS + controller)
+        resp = server.validate(sent)["response"]
+        assert resp["allowed"] is True and "warnings" not in resp
+        assert resp["auditAnnotations"] == {"replica-of": obj["metadata"]["ownerReferences"][0]["kind"] + "/"
+                                            + obj["metadata"]["ownerReferences"][0]["name"],
+                                            "findings": "NG103 spec.template.spec.resources (error)"}
+        # The same object from a user is judged: denied.
+        resp = server.validate(review(obj))["response"]
+        assert resp["allowed"] is False and "auditAnnotations" not in resp
+
+
+def test_the_controller_managers_own_identity_counts_for_every_controller(server):
+    sent = _by(review(replica_pod(burstable_pod())), "system:kube-controller-manager")
+    assert server.validate(sent)["response"]["auditAnnotations"]["replica-of"] == "ReplicaSet/order-matcher-7d9f8b6c5"
+
+
+def test_a_clean_replica_has_no_findings_annotation(server):
+    sent = _by(review(replica_pod(managed_pod())), CONTROLLERS + "replicaset-controller")
+    resp = server.validate(sent)["response"]
+    assert resp == {"uid": sent["request"]["uid"], "allowed": True,
+                    "auditAnnotations": {"replica-of": "ReplicaSet/order-matcher-7d9f8b6c5"}}
+
+
+@pytest.mark.parametrize("user, obj", [
+    # a user writing the ownerReference by hand
+    ("admin", replica_pod(burstable_pod())),
+    # a workload controller's own account, but the owner is not the kind it manages
+    (CONTROLLERS + "statefulset-controller", replica_pod(burstable_pod())),
+    (CONTROLLERS + "replicaset-controller", _owned(burstable_pod(), "apps/v1", "StatefulSet")),
+    # the kind, but another API group (a CRD named ReplicaSet)
+    (CONTROLLERS + "replicaset-controller", _owned(burstable_pod(), "example.com/v1", "ReplicaSet")),
+    # another controller of kube-system, and another namespace's account with the controller's name
+    (CONTROLLERS + "generic-garbage-collector", replica_pod(burstable_pod())),
+    ("system:serviceaccount:default:replicaset-controller", replica_pod(burstable_pod())),
+    # the deployment controller writes ReplicaSets, not pods
+    (CONTROLLERS + "deployment-controller", _owned(burstable_pod(), "apps/v1", "Deployment")),
+])
+def test_anything_else_is_judged_as_usual(server, user, obj):
+    resp = server.validate(_by(review(obj), user))["response"]
+    assert resp["allowed"] is False and "auditAnnotations" not in resp
+    assert resp["status"]["message"].split("\n")[1].startswith("NG103 spec.resources: pod QoS is Burstable")
+
+
+def test_an_owner_reference_that_is_not_the_controller_does_not_make_a_replica(server):
+    pod = replica_pod(burstable_pod())
+    pod["metadata"]["ownerReferences"][0]["controller"] = False
+    resp = server.validate(_by(review(pod), CONTROLLERS + "replicaset-controller"))["response"]
+    assert resp["allowed"] is False

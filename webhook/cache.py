@@ -1,0 +1,155 @@
+"""The findings cache: the engine's findings for recently judged objects, bounded in bytes.
+
+The pods of one ReplicaSet, StatefulSet or Job are identical where the rules look, and NUMA fit
+(NG301, NG302: admitting copies of the pod on a simulated node) is the expensive part of
+judging, so a rollout of 50 replicas is simulated once. The webhook judges the object's
+*judged view* (`judged_view`): the object with every `metadata` reduced to the annotations
+numaguard reads (`numaguard.io/...`: scope, ignore, ignore-reason) and without its `status`.
+Nothing else of the metadata is read by any rule or scope decision (labels, names, uids,
+managedFields, other annotations), and the API server resets a new object's status
+(pkg/registry/core/pod/strategy.go `PrepareForCreate`: a Pod starts Pending), so the view
+judges exactly like the object; tests/webhook/test_cache.py checks that over every fixture.
+Because the view *is* what is judged, two objects with equal views get equal findings by
+construction, and the cache is keyed on a digest of the view: a 200 KB annotation, a long
+managedFields list or a new name never reaches the key.
+
+The cache is bounded in bytes, not entries: each entry is counted as its key plus the
+findings' objects as `sys.getsizeof` sees them (each string and dataclass it holds, even one
+shared with other entries: the count errs high, never low), plus the dictionary slot. The
+least recently used entries go first; an entry bigger than the whole budget is not kept.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import sys
+import threading
+from collections import OrderedDict
+from typing import Any, Callable
+
+from numaguard.lint.model import Finding
+
+ANNOTATION_PREFIX = "numaguard.io/"         # the only annotations the engine reads
+# No object the API server stores nests this deep (a pod spec's deepest field is about 12
+# levels down, a CronJob's template 4 more); deeper input is refused before anything walks it
+# recursively, so no judgment can fail on Python's recursion limit.
+MAX_NESTING = 64
+# Per entry besides key and findings: the OrderedDict slot (hash table entry and the linked-list
+# node that keeps the order: 105 bytes measured with tracemalloc on CPython 3.11), the
+# (findings, size) pair (56) and the size's int (28).
+SLOT_BYTES = 192
+
+
+def judged_view(obj: dict) -> dict:
+    """The object as the engine reads it: each `metadata` mapping (the object's, its templates')
+    reduced to the `numaguard.io/` annotations, and no top-level `status`. Values of the wrong
+    type stay as they are: the engine reports them."""
+    return {key: _metadata_view(value) if key == "metadata" else _view(value)
+            for key, value in obj.items() if key != "status"}
+
+
+def _view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _metadata_view(v) if key == "metadata" else _view(v) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_view(v) for v in value]
+    return value
+
+
+def _metadata_view(meta: Any) -> Any:
+    if not isinstance(meta, dict):
+        return meta
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        return {} if annotations is None else {"annotations": annotations}
+    kept = {k: v for k, v in annotations.items() if isinstance(k, str) and k.startswith(ANNOTATION_PREFIX)}
+    return {"annotations": kept} if kept else {}
+
+
+def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
+    """The path of the first mapping or list nested more than `limit` levels deep, else None.
+    Iterative: it must not itself run out of stack on the input it guards against."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, dict):
+            items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+        else:
+            continue
+        if depth >= limit:
+            return path or "(object)"
+        stack.extend((v, p, depth + 1) for p, v in items if isinstance(v, (dict, list)))
+    return None
+
+
+def view_key(view: dict) -> bytes:
+    """A 16-byte digest of the view. repr, not sorted JSON: half the cost, and the API server
+    always serializes an object's fields in the same order (a hand-made review with its keys
+    in another order only misses the cache)."""
+    return hashlib.blake2b(repr(view).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def entry_bytes(key: bytes, findings: list[Finding]) -> int:
+    """What one entry holds: the key, the list, each finding and everything it references, and
+    the slot that holds them (SLOT_BYTES)."""
+    seen: set[int] = set()
+    return SLOT_BYTES + sys.getsizeof(key) + _deep_size(findings, seen)
+
+
+def _deep_size(value: Any, seen: set[int]) -> int:
+    # Singletons and enum members (None, True, Severity.ERROR) belong to no entry.
+    if value is None or isinstance(value, (bool, enum.Enum)) or id(value) in seen:
+        return 0
+    seen.add(id(value))
+    size = sys.getsizeof(value)
+    if isinstance(value, (list, tuple)):
+        size += sum(_deep_size(v, seen) for v in value)
+    elif isinstance(value, dict):
+        size += sum(_deep_size(k, seen) + _deep_size(v, seen) for k, v in value.items())
+    elif dataclasses.is_dataclass(value):       # Finding, ObjectRef: slotted, no __dict__
+        size += sum(_deep_size(getattr(value, f.name), seen) for f in dataclasses.fields(value))
+    return size
+
+
+class FindingsCache:
+    """Findings by judged view, least recently used first out, within `budget` bytes (config
+    `webhook.cacheBytes`). One per worker application, never shared; safe across the worker's
+    threads."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._items: OrderedDict[bytes, tuple[list[Finding], int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.bytes = 0
+        self.hits = self.misses = self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def findings(self, view: dict, judge: Callable[[dict], list[Finding]]) -> list[Finding]:
+        key = view_key(view)
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return found[0]
+        findings = judge(view)          # outside the lock: the other threads keep answering
+        size = entry_bytes(key, findings)
+        with self._lock:
+            self.misses += 1
+            if size > self.budget:
+                return findings
+            earlier = self._items.pop(key, None)          # another thread judged it meanwhile
+            if earlier is not None:
+                self.bytes -= earlier[1]
+            self._items[key] = (findings, size)
+            self.bytes += size
+            while self.bytes > self.budget:
+                _, (_, freed) = self._items.popitem(last=False)
+                self.bytes -= freed
+                self.evictions += 1
+        return findings
