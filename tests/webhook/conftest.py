@@ -118,7 +118,8 @@ class Server:
         return self.proc.returncode
 
 
-def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: tuple = ()) -> Server:
+def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: tuple = (),
+                 env: dict | None = None) -> Server:
     certs = tmp / "certs"
     if not (certs / "tls.crt").exists():
         make_certs(certs, *cert_args)
@@ -131,7 +132,7 @@ def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: 
     cmd += ["--port", str(port), *args]
     stdout, stderr = tmp / "access.log", tmp / "server.log"
     proc = subprocess.Popen(cmd, stdout=stdout.open("w"), stderr=stderr.open("w"),
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     server = Server(proc, port, certs / "ca.crt", certs, stdout, stderr)
     try:
         server.wait_ready()
