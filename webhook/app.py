@@ -22,7 +22,7 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from numaguard.webhook.decide import judge
+from numaguard.webhook.decide import JUDGED, judge
 from numaguard.webhook.metrics import Metrics
 from numaguard.webhook.review import BadReview, parse_review, review_response
 from numaguard.webhook.settings import WebhookSettings
@@ -83,7 +83,10 @@ def create_app(settings: WebhookSettings) -> Flask:
         cache = settings.policy.cache
         metrics.cache_bytes.set(cache.bytes)
         metrics.cache_entries.set(len(cache))
-        metrics.requests.labels(review.kind, review.operation, decision.decision).inc()
+        # The kind label takes the judged kinds and "other", never what a client sent: labels are
+        # kept for the process's life (unbounded memory), and must encode as UTF-8.
+        kind_label = review.kind if (review.group, review.kind) in JUDGED else "other"
+        metrics.requests.labels(kind_label, review.operation, decision.decision).inc()
         for f in decision.findings:
             metrics.findings.labels(f.rule, f.severity.value).inc()
         metrics.latency.observe(elapsed)

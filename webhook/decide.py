@@ -230,5 +230,5 @@ def _created_by_judged_controller(obj: dict) -> bool:
     owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if not isinstance(owners, list):
         return False
-    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") in JUDGED_OWNER_KINDS
-               for o in owners)
+    return any(isinstance(o, dict) and o.get("controller") is True and isinstance(o.get("kind"), str)
+               and o.get("kind") in JUDGED_OWNER_KINDS for o in owners)

@@ -53,3 +53,17 @@ def test_warnings_are_capped_in_count_and_size():
     assert out[0] == "NG302 spec.resources: " + ("word " * 46).rstrip() + "..."
     assert len(out[0]) == 254
     assert out[-1] == "numaguard: 9 more findings; run `numaguard lint` on the manifest"
+
+
+def test_metrics_label_only_judged_kinds_whatever_a_client_sends():
+    """Label values live as long as the process and must encode as UTF-8: a kind a client made
+    up (here a lone surrogate, which JSON carries) is counted as "other"."""
+    app = _app("enforce", io.StringIO())
+    for kind in ("\ud800", "ConfigMap", "x" * 1000):
+        sent = review(managed_pod())
+        sent["request"]["kind"] = {"group": "", "version": "v1", "kind": kind}
+        assert app.post("/validate", json=sent).get_json()["response"]["allowed"] is True
+    metrics = app.get("/metrics")
+    assert metrics.status_code == 200
+    assert 'numaguard_webhook_requests_total{decision="allow",kind="other",operation="CREATE"} 3.0' in (
+        metrics.get_data(as_text=True))

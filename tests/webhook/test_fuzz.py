@@ -4,7 +4,10 @@ AdmissionReview or a JSON error, and the server still judges afterwards."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
+
+from numaguard.webhook.decide import JUDGED
 
 from .mutate import base_reviews, mutant
 from .reviews import burstable_pod, review
@@ -42,3 +45,7 @@ def test_a_thousand_mutated_reviews(server):
     assert all(e["status"] < 500 for e in server.access_log())
     resp = server.validate(review(burstable_pod()))["response"]
     assert resp["allowed"] is False and resp["status"]["message"].split("\n")[1].startswith("NG103 spec.resources:")
+    status, _, metrics = server.request("GET", "/metrics")
+    assert status == 200
+    kinds = set(re.findall(r'^numaguard_webhook_requests_total\{[^}]*kind="([^"]*)"', metrics.decode(), re.M))
+    assert kinds <= {kind for _, kind in JUDGED} | {"other"} and "other" in kinds

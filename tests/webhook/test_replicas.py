@@ -111,6 +111,14 @@ def test_anything_else_is_judged_as_usual(server, user, obj):
     assert resp["status"]["message"].split("\n")[1].startswith("NG103 spec.resources: pod QoS is Burstable")
 
 
+def test_an_owner_reference_of_the_wrong_shape_is_judged_as_usual(server):
+    pod = replica_pod(burstable_pod())
+    pod["metadata"]["ownerReferences"][0]["kind"] = ["ReplicaSet"]
+    for user in ("admin", CONTROLLERS + "replicaset-controller"):
+        resp = server.validate(_by(review(pod), user))["response"]
+        assert resp["allowed"] is False and resp["status"]["message"].split("\n")[1].startswith("NG103")
+
+
 def test_an_owner_reference_that_is_not_the_controller_does_not_make_a_replica(server):
     pod = replica_pod(burstable_pod())
     pod["metadata"]["ownerReferences"][0]["controller"] = False
