@@ -117,6 +117,16 @@ def test_update_denies_only_what_the_new_object_makes_worse(server):
     assert resp["allowed"] is False
     assert resp["status"]["message"].split("\n")[1].startswith(
         "NG103 spec.template.spec.resources: pod QoS is Burstable")
+    # An update that adds an error to one it keeps: denied for the new one; the kept one is a
+    # warning, without the word that the update is allowed.
+    worse = copy.deepcopy(bad)
+    worse["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "8"}
+    resp = server.validate(review(worse, "UPDATE", old=bad))["response"]
+    assert resp["allowed"] is False
+    assert resp["status"]["message"].split("\n")[1].startswith("NG106 spec.template.spec.containers[0].resources")
+    assert resp["warnings"] == [
+        "NG103 spec.template.spec.resources: (unchanged by this update) pod QoS is Burstable: pod-level "
+        "requests.cpu defaulted to 1 from container 'app'... " + NG103_FIX]
     # Rolling back to the good template: allowed, nothing to say.
     resp = server.validate(review(good, "UPDATE", old=bad))["response"]
     assert resp == {"uid": resp["uid"], "allowed": True}
