@@ -26,6 +26,7 @@ from numaguard.webhook.decide import JUDGED, judge
 from numaguard.webhook.metrics import Metrics
 from numaguard.webhook.review import BadReview, parse_review, review_response
 from numaguard.webhook.settings import WebhookSettings
+from numaguard.webhook.text import one_line
 
 log = logging.getLogger("numaguard.webhook")
 
@@ -70,9 +71,11 @@ def create_app(settings: WebhookSettings) -> Flask:
             return refuse(e, started)
         decision = judge(review, settings.policy)
         if decision.error_id:
-            # The traceback goes to the log only, under the id the response carries.
-            sys.stderr.write(f"numaguard could not judge {review.kind} {review.namespace}/{review.name} "
-                             f"(uid {review.uid}, error id {decision.error_id}):\n{decision.error_trace}")
+            # The traceback goes to the log only, under the id the response carries. The request's
+            # words on one line of ASCII: they must not forge log lines.
+            what = one_line(f"{review.kind} {review.namespace}/{review.name} (uid {review.uid}")
+            sys.stderr.write(f"numaguard could not judge {what}, error id {decision.error_id}):\n"
+                             f"{decision.error_trace}")
             sys.stderr.flush()
             metrics.internal_errors.inc()
         if decision.replica is not None:

@@ -3,8 +3,9 @@
 The pods of one ReplicaSet, StatefulSet or Job are identical where the rules look, and NUMA fit
 (NG301, NG302: admitting copies of the pod on a simulated node) is the expensive part of
 judging, so a rollout of 50 replicas is simulated once. The webhook judges the object's
-*judged view* (`judged_view`): the object with every `metadata` reduced to the annotations
-numaguard reads (`numaguard.io/...`: scope, ignore, ignore-reason) and without its `status`.
+*judged view* (`judged_view`): the object with its `metadata` and its pod templates' reduced
+to the annotations numaguard reads (`numaguard.io/...`: scope, ignore, ignore-reason) and
+without its `status`.
 Nothing else of the metadata is read by any rule or scope decision (labels, names, uids,
 managedFields, other annotations), and the API server resets a new object's status
 (pkg/registry/core/pod/strategy.go `PrepareForCreate`: a Pod starts Pending), so the view
@@ -29,11 +30,13 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from numaguard.lint.model import Finding
+from numaguard.lint.objects import POD_TEMPLATE_PATHS, api_group
 
 ANNOTATION_PREFIX = "numaguard.io/"         # the only annotations the engine reads
 # No object the API server stores nests this deep (a pod spec's deepest field is about 12
-# levels down, a CronJob's template 4 more); deeper input is refused before anything walks it
-# recursively, so no judgment can fail on Python's recursion limit.
+# levels down, a CronJob's template 4 more). The engine and repr() recurse; an object so deep
+# that they exhaust the interpreter's stack is measured against this (decide.py) to tell it
+# from a bug.
 MAX_NESTING = 64
 # Per entry besides key and findings: the OrderedDict slot (hash table entry and the linked-list
 # node that keeps the order: 105 bytes measured with tracemalloc on CPython 3.11), the
@@ -42,19 +45,29 @@ SLOT_BYTES = 192
 
 
 def judged_view(obj: dict) -> dict:
-    """The object as the engine reads it: each `metadata` mapping (the object's, its templates')
-    reduced to the `numaguard.io/` annotations, and no top-level `status`. Values of the wrong
+    """The object as the engine reads it: its `metadata`, and that of each of its pod templates
+    (lint/objects.py POD_TEMPLATE_PATHS), reduced to the `numaguard.io/` annotations; no
+    top-level `status`. Everything else is the object's own (not copied). Values of the wrong
     type stay as they are: the engine reports them."""
-    return {key: _metadata_view(value) if key == "metadata" else _view(value)
-            for key, value in obj.items() if key != "status"}
+    kind = obj.get("kind")
+    group = api_group(obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else "")
+    paths = POD_TEMPLATE_PATHS.get((group, kind), ()) if isinstance(kind, str) else ()
+    view = {key: value for key, value in obj.items() if key != "status"}
+    for path in ((), *paths):
+        view = _reduced_at(view, path)
+    return view
 
 
-def _view(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: _metadata_view(v) if key == "metadata" else _view(v) for key, v in value.items()}
-    if isinstance(value, list):
-        return [_view(v) for v in value]
-    return value
+def _reduced_at(node: Any, path: tuple) -> Any:
+    """`node` with the metadata of the mapping at `path` reduced, copying only the mappings on
+    the way there."""
+    if not isinstance(node, dict):
+        return node
+    if not path:
+        return {**node, "metadata": _metadata_view(node["metadata"])} if "metadata" in node else node
+    if path[0] not in node:
+        return node
+    return {**node, path[0]: _reduced_at(node[path[0]], path[1:])}
 
 
 def _metadata_view(meta: Any) -> Any:
@@ -69,20 +82,29 @@ def _metadata_view(meta: Any) -> Any:
 
 def nested_too_deep(obj: Any, limit: int = MAX_NESTING) -> str | None:
     """The path of the first mapping or list nested more than `limit` levels deep, else None.
-    Iterative: it must not itself run out of stack on the input it guards against."""
+    Iterative: it must not itself run out of stack on the input it guards against. Paths are
+    spelled only when there is one to report."""
+    stack: list[tuple[Any, int]] = [(obj, 0)]
+    while stack:
+        value, depth = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        if children and depth >= limit:
+            return _path_to_depth(obj, limit)
+        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
+    return None
+
+
+def _path_to_depth(obj: Any, limit: int) -> str:
     stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
     while stack:
         value, path, depth = stack.pop()
-        if isinstance(value, dict):
-            items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
-        elif isinstance(value, list):
-            items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
-        else:
-            continue
-        if depth >= limit:
+        items = (value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ())
+        children = [(f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}" if path else str(k), v)
+                    for k, v in items if isinstance(v, (dict, list))]
+        if depth >= limit and (value if isinstance(value, (dict, list)) else False):
             return path or "(object)"
-        stack.extend((v, p, depth + 1) for p, v in items if isinstance(v, (dict, list)))
-    return None
+        stack.extend((v, p, depth + 1) for p, v in children)
+    return "(object)"
 
 
 def view_key(view: dict) -> bytes:

@@ -144,18 +144,18 @@ def decide(request: AdmissionRequest, policy: Policy) -> Decision:
         what = "null" if obj is None else type(obj).__name__
         return _invalid(mode, f"NG002 request.object: is {what}, not a {request.kind} object; "
                               "numaguard could not read it")
-    deep = nested_too_deep(obj)
-    if deep is not None:
-        return _invalid(mode, f"NG002 request.object.{deep}: nested more than {MAX_NESTING} levels deep; "
-                              "numaguard could not read it")
-    findings = _active(_as_kind(obj, request), policy)
+    findings = _active_unless_too_deep(obj, request, policy)
+    if findings is None:
+        return _invalid(mode, f"NG002 request.object.{nested_too_deep(obj)}: nested more than {MAX_NESTING} "
+                              "levels deep, too deep to read; numaguard could not judge it")
     replica = replica_of(request)
     if replica is not None:
         return _replica(mode, replica, findings)
     old_keys: set[tuple] = set()
     old = request.old_object
-    if request.operation == "UPDATE" and isinstance(old, dict) and nested_too_deep(old) is None:
-        old_keys = {_key(f) for f in _active(_as_kind(old, request), policy)}
+    if request.operation == "UPDATE" and isinstance(old, dict):
+        # an old object too deep to read has no findings to compare with: every finding is new
+        old_keys = {_key(f) for f in _active_unless_too_deep(old, request, policy) or ()}
     new = [f for f in findings if _key(f) not in old_keys]
     kept = [f for f in findings if _key(f) in old_keys and f.severity is Severity.ERROR]
     quiet = _created_by_judged_controller(obj)
@@ -210,6 +210,18 @@ def _active(obj: dict, policy: Policy) -> list[Finding]:
     """The engine's active findings for what it reads of the object (`judged_view`), cached."""
     return policy.cache.findings(
         judged_view(obj), lambda view: lint_documents([view], config=policy.config, context=policy.context).active)
+
+
+def _active_unless_too_deep(obj: dict, request: AdmissionRequest, policy: Policy) -> list[Finding] | None:
+    """The findings, or None for an object nested so deep that judging it (the engine, repr)
+    exhausts the interpreter's stack. A RecursionError on a shallower object is a bug: it goes
+    on to the fail-safe."""
+    try:
+        return _active(_as_kind(obj, request), policy)
+    except RecursionError:
+        if nested_too_deep(obj) is None:
+            raise
+        return None
 
 
 def _as_kind(obj: dict, request: AdmissionRequest) -> dict:

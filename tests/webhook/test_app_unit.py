@@ -67,3 +67,34 @@ def test_metrics_label_only_judged_kinds_whatever_a_client_sends():
     assert metrics.status_code == 200
     assert 'numaguard_webhook_requests_total{decision="allow",kind="other",operation="CREATE"} 3.0' in (
         metrics.get_data(as_text=True))
+
+
+def _deep(depth: int) -> object:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_an_object_too_deep_to_judge_is_ng002_and_a_recursion_bug_is_an_internal_error(monkeypatch):
+    """repr() and the engine recurse: an object that exhausts the stack is refused as NG002 (no
+    stored object nests beyond a few dozen levels); the same error on an ordinary object is a
+    bug, which the fail-safe answers."""
+    from numaguard.webhook import decide as module
+    from numaguard.webhook.review import parse_review
+
+    pod = managed_pod()
+    pod["spec"]["containers"][0]["env"] = _deep(20_000)
+    decision = module.judge(parse_review(review(pod)), Policy(config_from_dict({})))
+    assert (decision.allowed, decision.code, decision.error_id) == (False, 403, "")
+    assert decision.message == ("numaguard denied the request: NG002 request.object.spec.containers[0].env"
+                                + "[0]" * 60 + ": nested more than 64 levels deep, too deep to read; numaguard "
+                                "could not judge it")
+
+    def recursing(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(module, "lint_documents", recursing)
+    decision = module.judge(parse_review(review(managed_pod())), Policy(config_from_dict({})))
+    assert (decision.allowed, decision.note) == (False, "internal error")
+    assert "RecursionError: maximum recursion depth exceeded" in decision.error_trace
