@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarrier, PodCarriers, TemplatePathError, carrier_from_config
 from numaguard.lint.model import PoolSettings, Severity, value_kind
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
@@ -36,7 +37,15 @@ class Config:
     webhook_cache_bytes: int = 4 * 1024 * 1024   # the findings cache's budget per webhook worker
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
+    webhook_serving: dict[str, Any] = field(default_factory=dict)   # clientCA, tlsMinVersion, timeouts
     base_dir: str = "."                          # where relative paths in the file resolve
+    pod_templates: tuple[PodCarrier, ...] = ()   # `podTemplates:` carriers, before the built-in ones
+
+    @property
+    def pod_carriers(self) -> PodCarriers:
+        """The carrier table: the config's `podTemplates` first (they replace a built-in entry
+        for the versions they name), then the built-in carriers."""
+        return BUILTIN_CARRIERS.with_first(self.pod_templates)
 
     def names_pool_kubelet_config(self, source: str | None) -> bool:
         """Whether `pool.kubeletConfigs` names this file (globs relative to the config file's
@@ -75,6 +84,11 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         where = ".".join(map(str, first.absolute_path)) or "(top level)"
         raise ConfigError(f"{where}: {_message(first)}")
     pool = data.get("pool") or {}
+    try:
+        pod_templates = tuple(carrier_from_config(entry, f"podTemplates.{i}")
+                              for i, entry in enumerate(data.get("podTemplates") or ()))
+    except TemplatePathError as err:
+        raise ConfigError(str(err)) from None
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
         scope_all=data.get("scope") == "all",
@@ -88,7 +102,9 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         webhook_cache_bytes=_bytes((data.get("webhook") or {}).get("cacheBytes", Config.webhook_cache_bytes)),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
+        webhook_serving={k: v for k, v in (data.get("webhook") or {}).items() if k not in ("mode", "namespaces")},
         base_dir=base_dir,
+        pod_templates=pod_templates,
     )
 
 
@@ -107,6 +123,8 @@ def _message(error: Any) -> str:
         expected = error.validator_value
         expected = "an object" if expected == "object" else f"a {expected}"
         return f"{value_kind(error.instance)}, expected {expected}"
+    if error.validator == "pattern" and "description" in error.schema:
+        return f"{json.dumps(error.instance)} is not {error.schema['description']}"
     if error.validator in ("enum", "const"):
         allowed = error.validator_value if error.validator == "enum" else [error.validator_value]
         return (f"{json.dumps(error.instance, default=str)} is not one of "
@@ -127,6 +145,11 @@ def _as_written(data: Any) -> Any:
     if isinstance(pool, dict) and isinstance(pool.get("nodeLabels"), dict):
         data["pool"] = {**pool, "nodeLabels": {key: _word(value)
                                                for key, value in pool["nodeLabels"].items()}}
+    webhook = data.get("webhook")
+    if isinstance(webhook, dict) and isinstance(webhook.get("timeouts"), dict):
+        data["webhook"] = webhook = {**webhook, "timeouts": {key: _word(value) for key, value in webhook["timeouts"].items()}}
+    if isinstance(webhook, dict) and isinstance(webhook.get("tlsMinVersion"), float):
+        data["webhook"] = {**webhook, "tlsMinVersion": repr(webhook["tlsMinVersion"])}
     version = data.get("kubernetesVersion")
     if isinstance(version, float):
         data["kubernetesVersion"] = repr(version)

@@ -21,12 +21,15 @@ from numaguard.lint.baseline import BaselineEntry
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, value_kind
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
-from numaguard.lint.rules.node import CHECKPOINT_CORRUPT, CheckpointExtract, checkpoint_findings
+from numaguard.lint.rules.node import (CHECKPOINT_CORRUPT, CheckpointExtract, RunningContainer, checkpoint_findings,
+                                       podresources_containers, reserved_cpu_findings)
 from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
                                        hardware_from_nrt, pool_findings)
 from numaguard.lint.k8s.checkpoints import checkpoint_kind
@@ -62,6 +65,8 @@ class LintResult:
     # (`pod/ns/name`), the workload that owns the pod.
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
+    # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
+    unread: list[str] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:
@@ -87,6 +92,7 @@ class RunPart:
     findings: list[Finding]
     summary: Summary
     pool: _PoolInputs
+    rendered: RenderedFindings = field(default_factory=RenderedFindings)
 
 
 class Linter:
@@ -116,6 +122,8 @@ class Linter:
             if reason is not None:
                 run.summary.skip(reason)
                 run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+                if reason == skips.DANGLING_SYMLINK:
+                    run.summary.dangling_symlinks.append(f"{doc.source} -> {doc.skip_detail}")
                 continue
             for item, prefix in expand_lists(doc):
                 run.lint_one(item, prefix)
@@ -128,8 +136,8 @@ class Linter:
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
         run = self._run
-        part = RunPart(run.findings, run.summary, run.pool)
-        run.findings, run.summary, run.pool = [], Summary(), _PoolInputs()
+        part = RunPart(run.findings, run.summary, run.pool, run.rendered)
+        run.findings, run.summary, run.pool, run.rendered = [], Summary(), _PoolInputs(), RenderedFindings()
         return part
 
     def absorb(self, part: RunPart) -> None:
@@ -138,11 +146,14 @@ class Linter:
         run.findings.extend(part.findings)
         run.summary.add(part.summary)
         run.pool.merge(part.pool)
+        run.rendered.merge(part.rendered)
 
     def finish(self) -> LintResult:
         """Run the pool pass and return every finding, sorted as the reports show them."""
         run = self._run
         run.pool_pass()
+        for finding in run.rendered.release():      # a render's findings its profile lacks
+            run.record(finding)
         sort_findings(run.findings)
         return LintResult(run.findings, run.summary)
 
@@ -176,7 +187,9 @@ def skip_reason(data: Any) -> str | None:
     api_version = data.get("apiVersion")
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
-        return skips.NOT_KUBERNETES
+        # Talos' machine configuration and GKE's node system configuration carry kubelet
+        # settings without a kind (numaguard.lint.k8s.platform_registry)
+        return None if kindless_reader(data) is not None else skips.NOT_KUBERNETES
     return None
 
 
@@ -187,7 +200,8 @@ def rule_context(config: Config, node: Any = None) -> LintContext:
     empty = empty_state_or_none(node.topology, kubelet_config, name=getattr(node, "name", "node")) \
         if node is not None else None
     return LintContext(kubernetes_version=config.kubernetes_version, scope_all=config.scope_all,
-                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty)
+                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty,
+                       carriers=config.pod_carriers)
 
 
 class _Run:
@@ -210,15 +224,16 @@ class _Run:
         self.findings: list[Finding] = []
         self.summary = Summary()
         self.pool = _PoolInputs()
+        self.rendered = RenderedFindings()
 
     # -- documents ---------------------------------------------------------------------
     def collect_dropins(self, docs: list[Document]) -> None:
         """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
         in this run; the drop-ins are then linted as part of the merged configuration."""
-        from numaguard.lint.k8s.kubelet_dropin import dropin_owner
+        from numaguard.lint.k8s.kubelet_dropin import dropin_owner, walk_order
 
         mains = {d.source for d in docs if d.source and _is_kubelet_config(d.data)}
-        for d in sorted(docs, key=lambda d: (d.source or "", d.index)):
+        for d in sorted(docs, key=lambda d: (walk_order(d.source), d.index)):    # merge order
             owner = dropin_owner(d.source)
             if owner in mains and _is_kubelet_config(d.data):
                 self.dropins.setdefault(owner, []).append(d)
@@ -263,19 +278,24 @@ class _Run:
                            Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"),
                            doc.ignores)
             return
+        running = podresources_containers(_label(doc, prefix), data)
+        if running is not None:            # a saved PodResources List answer (NG409)
+            self.summary.objects += 1
+            self.pool.add(_label(doc, prefix), doc, prefix, running=running)
+            return
         kind = checkpoint_kind(data, doc.source)
         if kind is not None:
             self.summary.objects += 1
             label = _label(doc, prefix)
             extract = CheckpointExtract.of(label, data, kind, positions=_positions(data),
-                                           ignores=doc.ignores)
+                                           ignores=doc.ignores, version=self.ctx.kubernetes_version)
             self.pool.add(label, doc, prefix, checkpoint=extract)
             return
         reason = skip_reason(data)
         if reason is not None:
             self.summary.skip(reason)
             return
-        found = classify(data)
+        found = classify(data, self.ctx.carriers)
         if found.kind == "skip":
             hardware = _hardware(data, _label(doc, prefix))
             if hardware is not None:
@@ -324,7 +344,9 @@ class _Run:
             return
         self.summary.assumed_managed += scope == "assumed"
         prefix = prefix + pod.spec_path
-        problems = pod_schema_violations(pod.spec)
+        problems = pod_schema_violations(pod.spec) + [
+            Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
+            for name, why in pod.refused_fields if pod.spec.get(name) is not None]
         ignores = doc.ignores | _annotation_ignores(pod.annotations)
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:
@@ -411,6 +433,8 @@ class _Run:
             topology = getattr(self.ctx.node, "topology", None)
             violations += checkpoint_findings(pool.checkpoints, kubelet_config=pool.node_config(self.ctx),
                                               topology=topology, pod_uids=pool.pod_uids or None)
+        if pool.running:
+            violations += reserved_cpu_findings(pool.running, kubelet_config=pool.node_config(self.ctx))
         for pv in violations:
             self._emit_pool(pv)
 
@@ -457,11 +481,23 @@ class _Run:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
 
-        def emit(rule, v: Violation, place) -> None:
-            self._emit_place(doc, prefix, companion, ref, rule, v, place, ignores, seen)
+        def emit(rule: Rule, v: Violation, place=None) -> None:
+            # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
+            # from. A rendered KubeletConfig's finding waits for its profile's (lint/rendered.py);
+            # a profile's finding is noted so that the render's same one is dropped.
+            kubelet_path = tuple(v.path)
+            adjusted = carrier.adjust(rule.id, v)
+            if adjusted is None:
+                return
+            place = carrier.place(tuple(adjusted.path)) if place is None else place.within(adjusted.path)
+            if carrier.renders_of:
+                self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
+            held = (carrier.rendered_from, kubelet_path) if carrier.rendered_from else None
+            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held)
 
         for rule_id, place, v in carrier.notices:
-            emit(self._rules_by_id.get(rule_id, INVALID_OBJECT), v, place)
+            self._emit_place(doc, prefix, companion, ref, self._rules_by_id.get(rule_id, INVALID_OBJECT),
+                             v, place, ignores, seen)
         flags = getattr(carrier.settings, "flags", None)
         if flags is not None and flags.value_refused:
             return                                # the kubelet exits on the command line
@@ -480,7 +516,7 @@ class _Run:
             data = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration", **data}
             decoded = decode_kubelet_config(data)
             for v in decoded.violations:
-                emit(INVALID_OBJECT, v, carrier.place(tuple(v.path)) if place is None else place.within(v.path))
+                emit(INVALID_OBJECT, v, place)
             if decoded.fatal:
                 return
             unknown += [v.path for v in decoded.violations
@@ -499,12 +535,11 @@ class _Run:
             if not in_pool and rule.id not in VALIDITY_RULES:
                 continue
             for v in rule.check(config, ctx):
-                adjusted = carrier.adjust(rule.id, v)
-                if adjusted is not None:
-                    emit(rule, adjusted, carrier.place(tuple(adjusted.path)))
+                emit(rule, v)
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
-                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set) -> None:
+                    rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
+                    held: tuple | None = None) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
         an embedded text at the line the setting is on."""
         from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
@@ -526,18 +561,22 @@ class _Run:
             return
         bucket.add(key)
         self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
-                   path=base + tuple(place.dotted()))
+                   path=base + tuple(place.dotted()), held=held)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
-                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None) -> None:
+                  v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None,
+                  held: tuple | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
-                   path=path, reason=reason)
+                   path=path, reason=reason, held=held)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
-              ignores: frozenset[str], path: Path = (), reason: str | None = None) -> None:
+              ignores: frozenset[str], path: Path = (), reason: str | None = None,
+              held: tuple | None = None) -> None:
+        """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
+        finding back until the run shows whether its profile has it too (`rendered`)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
@@ -546,13 +585,20 @@ class _Run:
             rule=rule.id, name=rule.name, severity=severity, message=v.message,
             remediation=v.remediation or rule.remediation, file=file,
             line=position[0] if position else None, column=position[1] if position else None,
-            object=ref, container=v.container, path=_dotted(path), suppressed=suppressed,
+            object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
             suppress_reason=reason if suppressed else None)
+        if held is not None:
+            self.rendered.hold(held[0], rule.id, held[1], finding)
+            return
+        self.record(finding)
+
+    def record(self, finding: Finding) -> None:
+        """Keep a finding and count it."""
         self.findings.append(finding)
-        if suppressed:
+        if finding.suppressed:
             self.summary.suppressed += 1
         else:
-            self.summary.counts[severity.value] += 1
+            self.summary.counts[finding.severity.value] += 1
 
 
 def _own_annotations(data: dict) -> dict[str, str]:
@@ -576,6 +622,7 @@ class _PoolInputs:
 
     kubelets: list[KubeletExtract] = field(default_factory=list)
     checkpoints: list[CheckpointExtract] = field(default_factory=list)
+    running: list[RunningContainer] = field(default_factory=list)
     nodes: list[NodeHardware] = field(default_factory=list)
     pod_uids: set[str] = field(default_factory=set)
     where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
@@ -584,13 +631,18 @@ class _PoolInputs:
         """Add the extracts of a later batch (a worker's files), keeping file order."""
         self.kubelets.extend(other.kubelets)
         self.checkpoints.extend(other.checkpoints)
+        self.running.extend(other.running)
         self.nodes.extend(other.nodes)
         self.pod_uids |= other.pod_uids
         self.where.update(other.where)
 
     def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
-            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None) -> None:
+            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None,
+            running: list[RunningContainer] | None = None) -> None:
         positions: dict = {}
+        if running is not None:
+            self.running.extend(running)
+            positions = {c.path: pos for c in running if (pos := position_of(doc.data, prefix + c.path))}
         if kubelet is not None:
             self.kubelets.append(kubelet)
             positions = kubelet.positions
@@ -684,11 +736,4 @@ def _at(data: Any, path: Path) -> Any:
     for key in path:
         data = data[key]
     return data
-
-
-def _dotted(path: Path) -> str:
-    out = ""
-    for key in path:
-        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
-    return out
 

@@ -47,6 +47,14 @@ class Severity(str, Enum):
 Path = tuple[str | int, ...]
 
 
+def dotted_path(path: Path) -> str:
+    """A path as findings show it: `spec.replicatedJobs[1].template` (list indexes in brackets)."""
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else str(key))
+    return out
+
+
 def existing_prefix(data: Any, path: Path) -> Path:
     """The longest prefix of `path` that exists in `data` (mapping keys, list indexes in range),
     so that a finding about a missing field can point at the nearest line that is there."""
@@ -123,7 +131,8 @@ class Finding:
         }
 
 
-SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind")   # numaguard.lint.load.skips
+SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind",
+                "dangling-symlink")   # numaguard.lint.load.skips
 
 RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
                "`kustomize build DIR | numaguard lint -`")
@@ -140,6 +149,7 @@ class Summary:
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
+    dangling_symlinks: list[str] = field(default_factory=list)   # "link -> target", for the note
     baseline_unchanged: int | None = None     # with a baseline: findings it already records
     baseline_fixed: int | None = None         # with a baseline: its entries no longer found
 
@@ -156,6 +166,7 @@ class Summary:
         for reason, count in other.skipped_by_reason.items():
             self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + count
         self.helm_charts += other.helm_charts
+        self.dangling_symlinks += other.dangling_symlinks
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -172,6 +183,13 @@ class Summary:
         if self.helm_charts:
             what.append(f"{self.helm_charts} Helm chart(s) found")
         return f"{' and '.join(what)}; {RENDER_HINT}"
+
+    def dangling_note(self) -> str | None:
+        """One line naming the symlinks that point at nothing (skipped, counted)."""
+        if not self.dangling_symlinks:
+            return None
+        return (f"{len(self.dangling_symlinks)} dangling symlink(s) skipped, nothing to read: "
+                f"{', '.join(self.dangling_symlinks)}")
 
     def as_dict(self) -> dict[str, Any]:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,

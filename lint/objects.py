@@ -1,8 +1,11 @@
-"""The kinds numaguard understands, and where each keeps its pod spec.
+"""What a document is, and where each of its pod templates sits.
 
-A workload controller carries a pod template; findings about the template name the workload
-and point into the template (`spec.template.spec...`). CronJob nests a Job template
-(`spec.jobTemplate.spec.template`). Paths follow the `apps/v1`, `batch/v1` and `core/v1` types.
+A workload controller carries pod templates; findings about a template name the workload and
+point into the template (`spec.template.spec...`, `spec.replicatedJobs[1].template.spec.template
+.spec...`). Kinds are matched with their API group and version against the carrier table
+(`numaguard.lint.carriers`: the built-in carriers and the config's `podTemplates`), which the
+caller passes in: a Volcano `batch.volcano.sh` Job is judged by its own paths, never as a
+`batch/v1` Job.
 """
 from __future__ import annotations
 
@@ -10,30 +13,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from numaguard.lint.k8s.platform_registry import platform_reader
+from numaguard.lint.carriers import BUILTIN_CARRIERS, Each, Field, PodCarrier, PodCarriers, TemplatePath
+from numaguard.lint.k8s.platform_registry import kindless_reader, platform_reader
 from numaguard.lint.k8s.platforms import PlatformError
-from numaguard.lint.model import ObjectRef, Path
+from numaguard.lint.model import ObjectRef, Path, dotted_path, existing_prefix, value_kind
+
 
 def api_group(api_version: str | None) -> str:
     """The API group of an apiVersion: "apps" for "apps/v1", "" for the core group's "v1"."""
     group, slash, _version = (api_version or "").rpartition("/")
     return group if slash else ""
-
-
-# (API group, kind) -> the paths from the document root to its pod templates (metadata +
-# spec); () is the document itself (a Pod). A kind of another group (a Volcano
-# batch.volcano.sh Job, an OpenKruise apps.kruise.io DaemonSet) is not one of these.
-POD_TEMPLATE_PATHS: dict[tuple[str, str], tuple[Path, ...]] = {
-    ("", "Pod"): ((),),
-    ("", "PodTemplate"): (("template",),),
-    ("", "ReplicationController"): (("spec", "template"),),
-    ("apps", "Deployment"): (("spec", "template"),),
-    ("apps", "ReplicaSet"): (("spec", "template"),),
-    ("apps", "StatefulSet"): (("spec", "template"),),
-    ("apps", "DaemonSet"): (("spec", "template"),),
-    ("batch", "Job"): (("spec", "template"),),
-    ("batch", "CronJob"): (("spec", "jobTemplate", "spec", "template"),),
-}
 
 
 @dataclass(frozen=True)
@@ -43,7 +32,10 @@ class PodTarget:
     `spec` is the raw pod spec dict; `spec_path` is where it sits in its document (e.g.
     ("spec", "template", "spec") in a Deployment), so violations can be given relative to the
     pod spec and still point at the right line. `annotations` are the pod's own (the template's),
-    with the workload's merged under them, because suppressions on a workload cover its template.
+    with the workload's (and those of any object template in between, such as a JobSet's Job
+    template) merged under them, because suppressions on a workload cover its templates.
+    `refused_fields`: pod spec fields the carrier refuses in its templates, with why (Knative
+    Serving refuses pod-level `resources`).
     """
 
     ref: ObjectRef
@@ -51,6 +43,12 @@ class PodTarget:
     spec_path: Path
     annotations: dict[str, str]
     metadata_path: Path
+    refused_fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def template_path(self) -> str:
+        """Where the template sits in its object, dotted ("" for a Pod itself)."""
+        return dotted_path(self.spec_path[:-1])
 
     @cached_property
     def analysis(self) -> Any:
@@ -81,7 +79,7 @@ class Classified:
     platform object with several kubelet configurations (one per node group). A subject whose
     shape is wrong is a `ShapeProblem`; the others are still judged."""
 
-    kind: str                                  # "pod" | "kubelet" | "skip"
+    kind: str                                  # "pod" | "kubelet" | "platform" | "skip"
     ref: ObjectRef
     pods: tuple[PodTarget, ...] = ()
     platforms: tuple[Any, ...] = ()            # kubelet configs carried by a platform object
@@ -102,12 +100,18 @@ def object_ref(doc: dict) -> ObjectRef:
                      namespace=_str_or_none(namespace), name=_str_or_none(name))
 
 
-def classify(doc: dict) -> Classified:
+def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS) -> Classified:
+    """What `doc` is; `carriers` is the carrier table of the run (the rules' context holds it:
+    the built-in carriers and the config's `podTemplates`)."""
     ref = object_ref(doc)
     kind, api_version = ref.kind, ref.api_version or ""
     if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
         return Classified("kubelet", ref)
     reader = platform_reader(api_version, kind or "")
+    if reader is None and kind is None and (shape := kindless_reader(doc)) is not None:
+        # a Talos machine configuration or a GKE node system configuration: no kind of its own
+        label, reader = shape
+        ref = ObjectRef(api_version=None, kind=label, namespace=None, name=_str_or_none(_cluster_name(doc)))
     if reader is not None:
         # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
         # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
@@ -117,41 +121,83 @@ def classify(doc: dict) -> Classified:
             read = list(reader(doc))
         except PlatformError as err:
             read = [err]
-        return Classified("kubelet", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
+        return Classified("platform", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
                           problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}")
                                          for e in read if isinstance(e, PlatformError)))
-    template_paths = POD_TEMPLATE_PATHS.get((api_group(api_version), kind or ""))
-    if template_paths is None:
+    carrier = carriers.find(api_group(api_version), api_version.rpartition("/")[2], kind or "")
+    if carrier is None:
         return Classified("skip", ref)
     pods: list[PodTarget] = []
     problems: list[ShapeProblem] = []
-    for template_path in template_paths:
-        found = _pod_at(doc, ref, template_path)
-        (pods if isinstance(found, PodTarget) else problems).append(found)
+    for template_path in carrier.paths:
+        found, wrong = pod_templates(doc, ref, carrier, template_path)
+        pods += found
+        # two paths through one missing field (AdvancedCronJob's `spec.template`): said once
+        problems += [p for p in wrong if p not in problems]
     return Classified("pod", ref, pods=tuple(pods), problems=tuple(problems))
 
 
-def _pod_at(doc: dict, ref: ObjectRef, template_path: Path) -> PodTarget | ShapeProblem:
-    """The pod template at `template_path` (its `spec` must be a mapping), or what is wrong."""
-    spec_path = template_path + ("spec",)
-    template = node = doc
-    for depth, key in enumerate(spec_path, start=1):
-        child = node.get(key)
-        if not isinstance(child, dict):
-            what = "is missing" if child is None else "must be a mapping"
-            return ShapeProblem(spec_path[:depth - (child is None)],
-                                f"{ref.kind}: {'.'.join(map(str, spec_path[:depth]))} {what}")
-        if depth == len(template_path):
-            template = child
-        node = child
-    return PodTarget(ref=ref, spec=node, spec_path=spec_path, annotations=_merged_annotations(doc, template),
-                     metadata_path=template_path + ("metadata",))
+_POD_SPEC = Field("spec")     # every template path ends at a template; its spec is required
 
 
-def _merged_annotations(doc: dict, template: dict) -> dict[str, str]:
-    """The template's annotations over the workload's: a workload's suppression covers its template."""
+def _cluster_name(doc: dict) -> Any:
+    cluster = doc.get("cluster")
+    return cluster.get("clusterName") if isinstance(cluster, dict) else None
+
+
+def pod_templates(doc: dict, ref: ObjectRef, carrier: PodCarrier,
+                  template_path: TemplatePath) -> tuple[list[PodTarget], list[ShapeProblem]]:
+    """Every pod template at `template_path` (wildcards expanded, in document order), each with
+    a `spec` mapping, and what is wrong where a required part is missing or mis-shaped.
+
+    Walked one step at a time over every node the path has reached so far (its position, and
+    the mappings passed on the way, whose metadata annotations the template inherits)."""
+    if template_path.unless and _present(doc, template_path.unless):
+        return [], []
+    problems: list[ShapeProblem] = []
+    reached: list[tuple[Any, Path, tuple[dict, ...]]] = [(doc, (), ())]
+    for step in (*template_path.steps, _POD_SPEC, None):
+        expected = list if step is Each.LIST_ITEM else dict
+        following: list[tuple[Any, Path, tuple[dict, ...]]] = []
+        for node, path, holders in reached:
+            if not isinstance(node, expected):
+                what = "is missing" if node is None else \
+                    f"must be {'a list' if expected is list else 'a mapping'}, found {value_kind(node)}"
+                problems.append(_problem(doc, ref, template_path, path, what))
+            elif step is None:            # the pod spec; the last holder is its template
+                following.append((node, path, holders))
+            elif step is Each.LIST_ITEM:
+                following += [(item, path + (i,), holders) for i, item in enumerate(node)]
+            elif step is Each.MAP_VALUE:
+                following += [(value, path + (key,), holders) for key, value in node.items()]
+            elif node.get(step.name) is not None or not step.optional:
+                following.append((node.get(step.name), path + (step.name,), holders + (node,)))
+        reached = following
+    return [PodTarget(ref=ref, spec=spec, spec_path=path, annotations=_merged_annotations(holders),
+                      metadata_path=path[:-1] + ("metadata",), refused_fields=carrier.refused_pod_fields)
+            for spec, path, holders in reached], problems
+
+
+def _problem(doc: dict, ref: ObjectRef, template_path: TemplatePath, path: Path, what: str) -> ShapeProblem:
+    message = f"{ref.kind}: {dotted_path(path)} {what}"
+    if template_path.unless:
+        message += f" (it is needed unless {dotted_path(template_path.unless)} is set)"
+    return ShapeProblem(existing_prefix(doc, path), message)
+
+
+def _present(doc: dict, path: Path) -> bool:
+    node: Any = doc
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node is not None
+
+
+def _merged_annotations(holders: tuple[dict, ...]) -> dict[str, str]:
+    """The template's annotations over those of the objects it sits in (the workload, a Job
+    template in between): a workload's suppression covers its templates, and a template's
+    own annotation wins."""
     merged: dict[str, str] = {}
-    for holder in (doc, template) if template is not doc else (doc,):
+    for holder in holders:
         meta = holder.get("metadata")
         annotations = meta.get("annotations") if isinstance(meta, dict) else None
         if isinstance(annotations, dict):

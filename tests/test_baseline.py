@@ -81,7 +81,8 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
     assert report["fixed"] == []
     assert report["summary"] == {"files": 1, "objects": 3, "skipped": 0, "unmanaged": 0,
                                  "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0,
-                                                                   "template": 0, "unknown-kind": 0},
+                                                                   "template": 0, "unknown-kind": 0,
+                                                                   "dangling-symlink": 0},
                                  "assumedManaged": 3, "error": 1, "warning": 0, "info": 0, "suppressed": 0,
                                  "baselineUnchanged": 3, "baselineFixed": 0}
 

@@ -95,7 +95,7 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
     (("lint", "does/not/exist.yaml"), "no such file"),
     (("lint", "--select", "NG999", "."), "unknown rule"),
     (("lint", "--format", "xml", "."), "xml"),
-    (("lint", "--output", "a.json", "--output", "b.json", "."), "--format"),
+    (("lint", "--output", "report.out", "."), "cannot tell the report format from the extension .out"),
 ])
 def test_usage_problems_exit_2(tmp_path, args, needle):
     proc = run_cli(*args, cwd=tmp_path)
@@ -147,6 +147,24 @@ def test_several_reports_in_one_run(tmp_path):
     assert (result["ruleId"], result["level"]) == ("NG103", "error")
     assert result["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "trap.yaml"}, "region": {"startLine": 6, "startColumn": 5}}
+
+
+def test_output_without_format_takes_the_format_from_the_extension(tmp_path):
+    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    proc = run_cli("lint", "--output", "r.json", "--output", "r.sarif", "--output", "r.xml", "--output", "r.html",
+                   "--output", "r.txt", "trap.yaml", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
+    assert json.loads((tmp_path / "r.json").read_text())["findings"][0]["rule"] == "NG103"
+    assert json.loads((tmp_path / "r.sarif").read_text())["version"] == "2.1.0"
+    assert (tmp_path / "r.xml").read_text().startswith("<?xml version='1.0' encoding='utf-8'?>\n<testsuite ")
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert (tmp_path / "r.txt").read_text().startswith("trap.yaml\n  trap.yaml:6:5  NG103  error  ")
+    # an extension that says nothing is one line and exit 2, before anything is linted or written
+    refused = run_cli("lint", "--output", "r.json", "--output", "report.out", "trap.yaml", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert refused.stderr.splitlines() == [
+        "Error: report.out: cannot tell the report format from the extension .out: give --format, or name "
+        "the file .htm, .html, .json, .sarif, .text, .txt, .xml, .yaml, .yml"]
 
 
 def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):

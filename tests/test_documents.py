@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from numaguard.lint.load import documents
-from numaguard.lint.load.documents import (Document, LoadError, PosDict, PosList, expand_lists, load_paths,
+from numaguard.lint.load.documents import (Document, LoadError, PosDict, PosList, expand_lists, load_file, load_paths,
                             load_text, position_of)
 
 HERE = Path(__file__).resolve().parent
@@ -460,15 +460,22 @@ def test_missing_path_raises_before_anything_is_loaded():
     assert info.value.filename.endswith("no-such-file.yaml")
 
 
-def test_unreadable_file_is_a_load_error(tmp_path):
+def test_a_link_that_dangles_by_the_time_it_is_read_is_skipped(tmp_path):
     target = tmp_path / "gone.yaml"
     (tmp_path / "link.yaml").symlink_to(target)
     target.write_text("a: 1\n")
     paths = load_paths([str(tmp_path)])
-    target.unlink()                       # the link dangles now: reading it fails
-    assert list(paths) == [(str(tmp_path / "link.yaml"), [],
-                            [LoadError(str(tmp_path / "link.yaml"), None, None,
-                                       "cannot read file: No such file or directory")])]
+    target.unlink()                       # the link dangles now: nothing to read
+    assert list(paths) == [(str(tmp_path / "link.yaml"),
+                            [Document(str(tmp_path / "link.yaml"), 0, None, 1, frozenset(),
+                                      skip="dangling-symlink", skip_detail=str(target))], [])]
+
+
+def test_unreadable_file_is_a_load_error(tmp_path):
+    (tmp_path / "folder.yaml").mkdir()
+    assert load_file(str(tmp_path / "folder.yaml")) == (
+        str(tmp_path / "folder.yaml"), [],
+        [LoadError(str(tmp_path / "folder.yaml"), None, None, "cannot read file: Is a directory")])
 
 
 def test_dash_reads_stdin(monkeypatch):

@@ -77,16 +77,19 @@ def test_a_null_key_is_refused():
 
 
 @pytest.mark.parametrize("text,line,column,message", [
-    ("a: 1\nb: 2\na: 3\n", 3, 1, 'mapping key "a" already defined at line 1'),
-    ("x:\n  on: 1\n  yes: 2\n", 3, 3, 'mapping key "true" already defined at line 2'),
-    ("a: &a {k: 1}\nb:\n  <<: *a\n  j: 2\n  j: 3\n", 5, 3, 'mapping key "j" already defined at line 4'),
+    ("kind: X\na: 1\nb: 2\na: 3\n", 4, 1, 'mapping key "a" already defined at line 2'),
+    ("kind: X\nx:\n  on: 1\n  yes: 2\n", 4, 3, 'mapping key "true" already defined at line 3'),
+    ("kind: X\na: &a {k: 1}\nb:\n  <<: *a\n  j: 2\n  j: 3\n", 6, 3, 'mapping key "j" already defined at line 5'),
 ])
 def test_a_key_written_twice_is_an_error_as_in_kubectl(text, line, column, message):
     # kubectl: "error: ... yaml: unmarshal errors: line 37: mapping key "timeoutSeconds" already
-    # defined at line 27" (k8up-io/k8up#452, argoproj/argo-helm#729); PyYAML keeps the last
+    # defined at line 27" (k8up-io/k8up#452, argoproj/argo-helm#729); PyYAML keeps the last.
+    # (A mapping without apiVersion and kind is no object: tests/test_skipped_inputs.py.)
     assert yaml.safe_load(text) is not None
     docs, errors = load_text(text, "x.yaml")
     assert docs == [] and [(e.line, e.column, e.message) for e in errors] == [(line, column, message)]
+    docs, errors = load_text(text.removeprefix("kind: X\n"), "x.yaml")
+    assert errors == [] and [d.skip for d in docs] == ["not-kubernetes"]
 
 
 def test_a_key_overriding_a_merged_key_is_no_duplicate():

@@ -1,12 +1,16 @@
 """`numaguard node inspect` against a real gRPC server on a unix socket (answering recorded
-PodResources responses, tests/fixtures/podresources/), a fabricated /sys tree, and checkpoint
-files written as a 1.37 kubelet writes them."""
+PodResources responses, tests/fixtures/podresources/, or variations of them), a fabricated
+/sys tree, pod log directories as the kubelet names them, and checkpoint files written as a
+1.37 kubelet writes them; a socket that accepts and never answers plays a hung kubelet."""
 from __future__ import annotations
 
+import copy
 import json
+import os
 import shutil
 import socket
 import tempfile
+import threading
 from concurrent import futures
 from pathlib import Path
 
@@ -39,6 +43,14 @@ reservedMemory:
 """
 
 
+UIDS = {("shop", "web-0"): "uid-web", ("shop", "db-0"): "uid-db", ("jobs", "batch-7f9c"): "uid-batch",
+        ("kube-system", "kube-proxy-x2x8q"): "uid-proxy"}
+
+
+def recorded_list() -> dict:
+    return json.loads((RECORDED / "list.json").read_text())
+
+
 class RecordedLister(api_pb2_grpc.PodResourcesListerServicer):
     """Answers List and GetAllocatableResources with the recorded responses."""
 
@@ -54,10 +66,10 @@ class RecordedLister(api_pb2_grpc.PodResourcesListerServicer):
         return json_format.ParseDict(self.allocatable, api_pb2.AllocatableResourcesResponse())
 
 
-def serve(path: Path, allocatable: bool = True) -> grpc.Server:
+def serve(path: Path, allocatable: bool = True, listed: dict | None = None) -> grpc.Server:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     api_pb2_grpc.add_PodResourcesListerServicer_to_server(RecordedLister(
-        json.loads((RECORDED / "list.json").read_text()),
+        listed or recorded_list(),
         json.loads((RECORDED / "allocatable.json").read_text()) if allocatable else None), server)
     server.add_insecure_port(f"unix:{path}")
     server.start()
@@ -85,12 +97,19 @@ def write_sysfs(root: Path) -> None:
         path.write_text(text + "\n")
 
 
+def write_pod_log_dirs(root: Path, uids: dict) -> None:
+    """`/var/log/pods/NAMESPACE_NAME_UID/CONTAINER`, as the kubelet lays them out."""
+    for (namespace, name), uid in uids.items():
+        (root / "var/log/pods" / f"{namespace}_{name}_{uid}" / "c").mkdir(parents=True)
+
+
 def write_node_root(top: Path) -> Path:
-    """`top/host`: a node's sysfs, kubelet configuration and checkpoints, and the directory of
-    the PodResources socket. `top` must be short: a unix socket path stays under 108 bytes
-    (sockaddr_un)."""
+    """`top/host`: a node's sysfs, kubelet configuration, checkpoints and pod log directories,
+    and the directory of the PodResources socket. `top` must be short: a unix socket path
+    stays under 108 bytes (sockaddr_un)."""
     root = top / "host"
     write_sysfs(root)
+    write_pod_log_dirs(root, UIDS)
     state = root / "var/lib/kubelet"
     (state / "pod-resources").mkdir(parents=True)
     (state / "config.yaml").write_text(KUBELET_CONFIG)
@@ -134,39 +153,143 @@ def run(root: Path, *extra: str):
     return CliRunner().invoke(main, ["node", "inspect", "--root", str(root), *extra])
 
 
-def test_everything_agrees(node_root):
-    server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock")
+def inspect_json(root: Path, *extra: str, listed: dict | None = None, allocatable: bool = True):
+    """Run `node inspect --format json` with the recorded PodResources server on the socket."""
+    server = serve(root / "var/lib/kubelet/pod-resources/kubelet.sock", allocatable, listed)
     try:
-        result = run(node_root, "--format", "json")
+        result = run(root, "--format", "json", *extra)
     finally:
         server.stop(None)
+    return result, json.loads(result.stdout)
+
+
+def test_everything_agrees(node_root):
+    result, report = inspect_json(node_root)
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
     assert [(s["name"].split(" ")[0], s["ok"]) for s in report["sources"]] == [
-        ("sysfs", True), ("kubelet", True), ("cpu", True), ("memory", True), ("PodResources", True)]
+        ("sysfs", True), ("kubelet", True), ("cpu", True), ("memory", True), ("pod", True), ("PodResources", True)]
     assert report["allocatableCpus"] == "1-7,9-15"
-    rows = [(c["pod"], c["container"], c["cpus"], c["cpuNumaNodes"], c["memoryNumaNodes"], c["checkpoint"],
-             c["simulatedCpus"], c["simulation"]) for c in report["containers"]]
+    rows = [(c["pod"], c["container"], c["uid"], c["uidFrom"], c["cpus"], c["cpuNumaNodes"], c["memoryNumaNodes"],
+             c["checkpoint"], c["simulatedCpus"], c["simulation"]) for c in report["containers"]]
     assert rows == [
-        ("web-0", "app", "1,9", [0], [0], "agrees", "1,9", "agrees"),
-        ("web-0", "log-shipper", "", [], [], "agrees", "", "agrees"),     # replayed pod, shared pool
-        ("db-0", "db", "2-3,10-11", [0], [0], "agrees", "2-3,10-11", "agrees"),
-        ("batch-7f9c", "worker", "4-5,12-13", [1], [1], "agrees", "4-5,12-13", "agrees"),
-        ("kube-proxy-x2x8q", "kube-proxy", "", [], [], "agrees", None, "agrees"),    # not replayed
+        ("web-0", "app", "uid-web", "pod log directory", "1,9", [0], [0], "agrees", "1,9", "agrees"),
+        ("web-0", "log-shipper", "uid-web", "pod log directory", "", [], [], "agrees", "", "agrees"),
+        ("db-0", "db", "uid-db", "pod log directory", "2-3,10-11", [0], [0], "agrees", "2-3,10-11", "agrees"),
+        ("batch-7f9c", "worker", "uid-batch", "pod log directory", "4-5,12-13", [1], [1], "agrees", "4-5,12-13",
+         "agrees"),
+        ("kube-proxy-x2x8q", "kube-proxy", "uid-proxy", "pod log directory", "", [], [], "agrees", None, "agrees"),
     ]
     assert [c["memoryCheckpoint"] for c in report["containers"]] == ["agrees"] * 5
     assert report["findings"] == []
+    assert report["summary"] == {"containers": 5, "agree": 5, "differ": 0, "unchecked": 0, "findings": 0,
+                                 "complete": True, "notRead": [], "exitCode": 0,
+                                 "line": "5 container(s): 5 agree, 0 differ, 0 unchecked; 0 finding(s)"}
+
+
+def test_without_pod_uids_unique_names_are_matched_by_name_only(node_root):
+    shutil.rmtree(node_root / "var/log/pods")
+    result, report = inspect_json(node_root)
+    assert result.exit_code == 0, result.output     # the log directories only sharpen matching
+    assert [(c["container"], c["uid"], c["checkpoint"]) for c in report["containers"]] == [
+        ("app", None, "agrees (matched by name only)"), ("log-shipper", None, "agrees (matched by name only)"),
+        ("db", None, "agrees (matched by name only)"), ("worker", None, "agrees (matched by name only)"),
+        ("kube-proxy", None, "agrees (matched by name only)")]
+    assert report["summary"]["line"] == ("5 container(s): 5 agree (5 matched by name only), 0 differ, 0 unchecked; "
+                                         "0 finding(s)")
+
+
+def two_app_pods() -> dict:
+    """The recorded answer plus shop/web-1 (listed after db-0, so NUMA 0 is full when the
+    simulator replays it), whose container is also named app (CPUs 6,14 on NUMA 1)."""
+    listed = recorded_list()
+    web1 = copy.deepcopy(listed["podResources"][0])
+    web1["name"] = "web-1"
+    web1["containers"] = [{"name": "app", "cpuIds": ["6", "14"]}]
+    listed["podResources"].insert(2, web1)
+    return listed
+
+
+def swapped_app_checkpoint(root: Path) -> None:
+    """The CPU Manager checkpoint with the two app containers' entries swapped."""
+    (root / "var/lib/kubelet/cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
+        "static", "0,7-8,15", {"uid-web": {"app": "6,14"}, "uid-web1": {"app": "1,9"},
+                               "uid-db": {"db": "2-3,10-11"}, "uid-batch": {"worker": "4-5,12-13"}})))
+
+
+def test_same_container_name_in_two_pods_is_never_agrees_without_uids(node_root):
+    """The slip the issue found: web-0's app got 1,9 but its entry records 6,14; web-1's app
+    records 1,9. Matched by name, 1,9 is "somewhere in the checkpoint" and used to read agrees."""
+    shutil.rmtree(node_root / "var/log/pods")
+    swapped_app_checkpoint(node_root)
+    result, report = inspect_json(node_root, listed=two_app_pods())
+    assert result.exit_code == 3
+    apps = [(c["pod"], c["checkpoint"], c["outcome"]) for c in report["containers"] if c["container"] == "app"]
+    note = ("2 pod(s) of the checkpoint and 2 running pod(s) have a container named app and its pod's uid is "
+            "unknown (no uid known): give --pods, or mount the pod log directories")
+    assert apps == [("web-0", f"unchecked: {note}", "unchecked"), ("web-1", f"unchecked: {note}", "unchecked")]
+    assert report["summary"]["line"] == (
+        "6 container(s): 4 agree (4 matched by name only), 0 differ, 2 unchecked; 0 finding(s); incomplete: "
+        "2 container(s) not matched to their checkpoint entries")
+
+
+def test_same_container_name_in_two_pods_is_compared_by_uid(node_root):
+    write_pod_log_dirs(node_root, {("shop", "web-1"): "uid-web1"})
+    swapped_app_checkpoint(node_root)
+    result, report = inspect_json(node_root, listed=two_app_pods())
+    assert result.exit_code == 1
+    assert [(c["pod"], c["uid"], c["checkpoint"]) for c in report["containers"] if c["container"] == "app"] == [
+        ("web-0", "uid-web", "differs: checkpoint records 6,14"), ("web-1", "uid-web1", "differs: checkpoint records 1,9")]
+
+
+def test_pods_file_gives_the_uids(node_root, tmp_path):
+    shutil.rmtree(node_root / "var/log/pods")
+    swapped_app_checkpoint(node_root)
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": ns, "uid": uid},
+         "spec": {"containers": [{"name": "x", "image": "x"}]}}
+        for (ns, name), uid in {**UIDS, ("shop", "web-1"): "uid-web1"}.items()]}))
+    result, report = inspect_json(node_root, "--pods", str(pods), listed=two_app_pods())
+    assert result.exit_code == 1
+    assert [(c["pod"], c["uidFrom"], c["checkpoint"]) for c in report["containers"] if c["container"] == "app"] == [
+        ("web-0", "--pods", "differs: checkpoint records 6,14"), ("web-1", "--pods", "differs: checkpoint records 1,9")]
+
+
+def test_recreated_pod_with_two_log_directories_falls_back_to_its_name(node_root):
+    write_pod_log_dirs(node_root, {("shop", "db-0"): "uid-db-old"})
+    result, report = inspect_json(node_root)
+    assert result.exit_code == 0
+    db = next(c for c in report["containers"] if c["container"] == "db")
+    assert (db["uid"], db["uidFrom"], db["checkpoint"]) == (None, "2 pod log directories", "agrees (matched by name only)")
+
+
+def test_container_on_reserved_cpus_is_ng409(node_root):
+    """CPU 0 is in reservedSystemCPUs "0,8": the checkpoint agrees with what app got, and yet."""
+    listed = recorded_list()
+    listed["podResources"][0]["containers"][0]["cpuIds"] = ["0", "1"]
+    (node_root / "var/lib/kubelet/cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
+        "static", "6-7,14-15", {"uid-web": {"app": "0-1"}, "uid-db": {"db": "2-3,10-11"},
+                                "uid-batch": {"worker": "4-5,12-13"}})))
+    server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock", listed=listed)
+    try:
+        result = run(node_root)
+    finally:
+        server.stop(None)
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines[lines.index("  shop/web-0 app: cpus 0-1 (NUMA 0), memory NUMA 0; uid uid-web (pod log directory)") + 1:][:4] == [
+        "      checkpoint:        agrees", "      memory checkpoint: agrees",
+        "      simulator:         agrees (1,9, NUMA 0)", "      reserved CPUs:     0 (NG409)"]
+    assert ("  pod/shop/web-0  NG409  error  container app of pod shop/web-0 holds CPUs 0 of reservedSystemCPUs 0,8 "
+            "(its exclusive CPUs: 0-1)") in lines
+    assert "NG403" in result.stdout           # the checkpoint entry on a reserved CPU, judged on its own
+    assert lines[-1] == "5 container(s): 4 agree, 1 differ, 0 unchecked; 2 finding(s)"
 
 
 def test_memory_checkpoint_disagreement(node_root):
     (node_root / "var/lib/kubelet/memory_manager_state").write_text(json.dumps(memory_checkpoint(numa_of_worker=0)))
-    server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock")
-    try:
-        result = run(node_root, "--format", "json")
-    finally:
-        server.stop(None)
+    result, report = inspect_json(node_root)
     assert result.exit_code == 1
-    report = json.loads(result.stdout)
     assert [(c["container"], c["memoryCheckpoint"]) for c in report["containers"] if not c["agrees"]] == [
         ("worker", "differs: checkpoint records NUMA 0")]
 
@@ -181,24 +304,28 @@ def test_checkpoint_disagreement_and_text_report(node_root):
         server.stop(None)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert "  shop/db-0 db: cpus 2-3,10-11 (NUMA 0), memory NUMA 0" in lines
-    assert "      checkpoint: differs: checkpoint records 4-5,12-13" in lines
-    assert "      checkpoint: differs: not recorded" in lines          # jobs/batch-7f9c worker
-    assert lines[-1] == "5 container(s), 2 differ; 0 checkpoint finding(s)"
+    assert "  shop/db-0 db: cpus 2-3,10-11 (NUMA 0), memory NUMA 0; uid uid-db (pod log directory)" in lines
+    assert "      checkpoint:        differs: checkpoint records 4-5,12-13" in lines
+    assert "      checkpoint:        differs: not recorded" in lines          # jobs/batch-7f9c worker
+    assert lines[-1] == "5 container(s): 3 agree, 2 differ, 0 unchecked; 0 finding(s)"
 
 
-def test_missing_socket_is_one_line_and_the_rest_is_reported(node_root):
+def test_missing_socket_is_partial(node_root):
     (node_root / "var/lib/kubelet/memory_manager_state").unlink()
     result = run(node_root, "--format", "json")
-    assert result.exit_code == 0
+    assert result.exit_code == 3
+    memory = f"{node_root}/var/lib/kubelet/memory_manager_state"
+    socket_path = f"{node_root}/var/lib/kubelet/pod-resources/kubelet.sock"
     assert result.stderr.splitlines() == [
-        f"numaguard: memory checkpoint {node_root}/var/lib/kubelet/memory_manager_state: not found (the manager's "
-        "policy may be none, or the state directory differs)",
-        "numaguard: PodResources API: kubelet PodResources socket "
-        f"{node_root}/var/lib/kubelet/pod-resources/kubelet.sock not found (is this a node? mount "
-        "/var/lib/kubelet/pod-resources into the pod)"]
+        f"numaguard: memory checkpoint {memory}: not found (the kubelet always writes it: is the state directory "
+        "mounted, or is it another --state-dir?)",
+        f"numaguard: PodResources API: kubelet PodResources socket {socket_path} not found (is this a node? mount "
+        "/var/lib/kubelet into the pod)"]
     report = json.loads(result.stdout)
-    assert [s["ok"] for s in report["sources"]] == [True, True, True, False, False]
+    assert [s["ok"] for s in report["sources"]] == [True, True, True, False, True, False]
+    assert report["summary"]["line"] == (
+        f"0 container(s): 0 agree, 0 differ, 0 unchecked; 0 finding(s); incomplete: memory checkpoint {memory}: "
+        f"not found; PodResources API: kubelet PodResources socket {socket_path} not found")
 
 
 def test_refusing_socket(node_root):
@@ -214,6 +341,56 @@ def test_refusing_socket(node_root):
                               "or kubelet down)")
 
 
+class HungKubelet:
+    """A unix socket that accepts connections and never answers: a kubelet stuck in its
+    PodResources server, or another program listening at the path."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+@pytest.mark.parametrize("with_checkpoints,expected", [(False, 2), (True, 3)])
+def test_hung_socket_is_bounded_by_the_timeout(node_root, with_checkpoints, expected):
+    state = node_root / "var/lib/kubelet"
+    if not with_checkpoints:
+        (state / "cpu_manager_state").unlink()
+        (state / "memory_manager_state").unlink()
+    path = state / "pod-resources/kubelet.sock"
+    hung = HungKubelet(path)
+    try:
+        result = run(node_root, "--timeout", "1")
+    finally:
+        hung.close()
+    assert result.exit_code == expected, result.output
+    no_answer = (f"kubelet PodResources socket {path}: List got no answer within 1 s (the kubelet is hung, or "
+                 "something else listens there; --timeout)")
+    assert f"  FAIL PodResources API: {no_answer}" in result.stdout.splitlines()
+    cpu, memory = f"cpu checkpoint {state}/cpu_manager_state", f"memory checkpoint {state}/memory_manager_state"
+    assert result.stdout.splitlines()[-1] == (
+        f"nothing from the kubelet could be checked: {cpu}: not found; {memory}: not found; PodResources API: "
+        f"kubelet PodResources socket {path}: List got no answer within 1 s" if not with_checkpoints else
+        "0 container(s): 0 agree, 0 differ, 0 unchecked; 0 finding(s); incomplete: PodResources API: kubelet "
+        f"PodResources socket {path}: List got no answer within 1 s")
+
+
 def test_old_kubelet_without_allocatable(node_root):
     path = node_root / "var/lib/kubelet/pod-resources/kubelet.sock"
     server = serve(path, allocatable=False)
@@ -225,12 +402,41 @@ def test_old_kubelet_without_allocatable(node_root):
     assert snapshot.pods[1].containers[0].memory[1].memory_type == "hugepages-1Gi"
     assert snapshot.problems == (f"kubelet PodResources API at {path} does not implement GetAllocatableResources "
                                  "(kubelet too old?)",)
+    result, report = inspect_json(node_root, allocatable=False)
+    assert result.exit_code == 3                     # everything compared, the allocatable CPUs not read
+    assert report["summary"]["notRead"] == [f"PodResources API {path}: 4 pod(s); kubelet PodResources API at {path} "
+                                            "does not implement GetAllocatableResources"]
 
 
 def test_nothing_readable_exits_2(tmp_path):
     result = run(tmp_path / "empty")
     assert result.exit_code == 2
-    assert result.stdout.splitlines()[-1] == "0 container(s), 0 differ; 0 checkpoint finding(s)"
+    state = tmp_path / "empty/var/lib/kubelet"
+    assert result.stdout.splitlines()[-1] == (
+        f"nothing from the kubelet could be checked: cpu checkpoint {state}/cpu_manager_state: not found; memory "
+        f"checkpoint {state}/memory_manager_state: not found; PodResources API: kubelet PodResources socket "
+        f"{state}/pod-resources/kubelet.sock not found")
+    assert "0 container(s), 0 differ" not in result.stdout
+
+
+def test_a_stale_single_file_mount_is_not_read(node_root):
+    """The kubelet renames a new checkpoint over the old file; a single-file bind mount keeps
+    the old inode, now with no name (st_nlink 0). Played here by a symlink to an open file
+    descriptor of a deleted file, which reads and stats the same way."""
+    state = node_root / "var/lib/kubelet"
+    old = state / "cpu_manager_state"
+    fd = os.open(old, os.O_RDONLY)
+    try:
+        old.rename(state / "cpu_manager_state.old")
+        (state / "cpu_manager_state.old").unlink()
+        old.symlink_to(f"/proc/{os.getpid()}/fd/{fd}")
+        result, report = inspect_json(node_root)
+    finally:
+        os.close(fd)
+    assert result.exit_code == 3
+    assert report["sources"][2] == {"name": f"cpu checkpoint {old}", "ok": False, "message": (
+        "a stale copy: the kubelet has replaced the file since it was mounted (mount its directory, not the file)")}
+    assert {c["checkpoint"] for c in report["containers"]} == {"skipped: not read"}
 
 
 def test_corrupt_checkpoint_is_a_finding(node_root):
@@ -242,9 +448,64 @@ def test_corrupt_checkpoint_is_a_finding(node_root):
         ("NG406", "the kubelet cannot restore this cpu checkpoint: not JSON: Ex")]
 
 
+# state_checkpoint_test.go's "checkpoint with v1 checksum" (see tests/k8s/test_checkpoints.py)
+V1_WITHOUT_ENTRIES = '{"policyName": "none", "defaultCPUSet": "1-3", "checksum": 1694838852}'
+
+
+@pytest.mark.parametrize("version,exit_code,source", [
+    ("1.37", 1, "read (the kubelet cannot restore it)"),
+    ("1.36", 0, "read (v1, policy none)"),
+])
+def test_v1_checkpoint_by_kubelet_version(node_root, version, exit_code, source):
+    """A V1 file without entries (policy none, written before 1.18 and never rewritten since:
+    the none policy changes nothing): 1.36 migrates it, 1.37 no longer reads V1."""
+    (node_root / "var/lib/kubelet/config.yaml").write_text(KUBELET_CONFIG.replace("cpuManagerPolicy: static", ""))
+    (node_root / "var/lib/kubelet/cpu_manager_state").write_text(V1_WITHOUT_ENTRIES)
+    listed = recorded_list()
+    for pod in listed["podResources"]:
+        for container in pod["containers"]:
+            container.pop("cpuIds", None)          # the none policy pins no CPU
+    result, report = inspect_json(node_root, "--kubernetes-version", version, listed=listed)
+    assert result.exit_code == exit_code
+    assert report["sources"][2]["message"] == source
+    if version == "1.36":
+        assert report["findings"] == []
+        assert {c["checkpoint"] for c in report["containers"]} == {"agrees"}
+        return
+    assert {c["checkpoint"] for c in report["containers"]} == {"skipped: not read"}
+    assert [(f["rule"], f["path"], f["message"], f["remediation"]) for f in report["findings"]] == [(
+        "NG406", "checksum",
+        "the kubelet cannot restore this cpu checkpoint: checkpoint is corrupted: checksum 1694838852 does not match "
+        "the content (expected 1850858057): the checksum of a V1 checkpoint without entries (the V1 layout, written "
+        "by a kubelet older than 1.18); the 1.37 kubelet reads V2 and later only, 1.36 and earlier migrate V1",
+        "This V1 file records no exclusive CPUs: stop the kubelet, delete /var/lib/kubelet/cpu_manager_state and "
+        "start it again (it writes a new file); no drain is needed. Do it before the kubelet is upgraded to 1.37.")]
+
+
+def test_v1_checkpoint_with_container_ids_is_unchecked_under_136(node_root):
+    """1.36 migrates V1 entries through the container runtime's ids, which PodResources does
+    not give: nothing can be compared, and the report says so rather than "not recorded"."""
+    (node_root / "var/lib/kubelet/cpu_manager_state").write_text(
+        '{"policyName": "static", "defaultCPUSet": "0,6-8,14-15", "entries": {"containerID1": "1,9"}, "checksum": 0}')
+    result, report = inspect_json(node_root, "--kubernetes-version", "1.36")
+    assert result.exit_code == 3
+    assert report["sources"][2]["message"] == (
+        "read (v1, policy static; 1 entries keyed by container id, which the kubelet maps through the runtime)")
+    assert {c["checkpoint"] for c in report["containers"]} == {"unchecked: a V1 checkpoint keys its 1 entries by "
+                                                               "container id"}
+    assert report["summary"]["line"].endswith("incomplete: 5 container(s) not matched to their checkpoint entries")
+
+
+def test_bad_kubernetes_version_is_a_usage_error(tmp_path):
+    result = run(tmp_path, "--kubernetes-version", "one")
+    assert result.exit_code == 2
+    assert result.output.splitlines()[-1] == "Error: --kubernetes-version: 'one' is not a version like \"1.37\""
+
+
 def test_daemonset_mounts_what_inspect_reads_read_only():
-    """deploy/node-inspect/daemonset.yaml mounts, under /host, exactly the paths
-    `node inspect --root /host` reads with its defaults, all read-only, and lints clean."""
+    """deploy/node-inspect/daemonset.yaml mounts, under /host, the directories `node inspect
+    --root /host` reads with its defaults (the kubelet's state directory, not single files the
+    kubelet replaces by renaming), all read-only, and lints clean."""
     import yaml
 
     from conftest import REPO
@@ -255,11 +516,10 @@ def test_daemonset_mounts_what_inspect_reads_read_only():
     container = pod["containers"][0]
     assert "numaguard node inspect --root /host --format json" in container["args"][0]
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    assert sorted(mounts) == ["/host/sys", "/host/var/lib/kubelet/config.yaml",
-                              "/host/var/lib/kubelet/cpu_manager_state", "/host/var/lib/kubelet/memory_manager_state",
-                              "/host/var/lib/kubelet/pod-resources"]
+    assert sorted(mounts) == ["/host/sys", "/host/var/lib/kubelet", "/host/var/log/pods"]
     assert all(m["readOnly"] is True for m in mounts.values())
-    host_paths = {v["name"]: v["hostPath"]["path"] for v in pod["volumes"]}
-    assert {"/host" + host_paths[m["name"]] for m in mounts.values()} == set(mounts)
+    host_paths = {v["name"]: v["hostPath"] for v in pod["volumes"]}
+    assert {"/host" + host_paths[m["name"]]["path"] for m in mounts.values()} == set(mounts)
+    assert {v["type"] for v in host_paths.values()} == {"Directory"}
     result = CliRunner().invoke(main, ["lint", str(path)])
     assert result.exit_code == 0, result.output

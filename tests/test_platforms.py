@@ -9,7 +9,8 @@ import json
 import yaml
 
 from numaguard.lint.engine import Selection, lint_documents
-from numaguard.lint.k8s.platforms import (eks_node_config, merge_patch, performance_profile)
+from numaguard.lint.k8s.platforms import (eks_node_config, merge_patch, performance_profile,
+                                          render_performance_profile)
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.load.documents import load_text
 
@@ -53,7 +54,7 @@ RENDERED_FIELDS = ("cpuManagerPolicy", "cpuManagerPolicyOptions", "cpuManagerRec
 
 
 def _assert_renders_like_the_operator(profile_file: str, rendered_file: str):
-    ours = performance_profile(_load(profile_file)).config
+    ours = render_performance_profile(_load(profile_file))[0]
     theirs = _load(rendered_file)["spec"]["kubeletConfig"]
     for name in RENDERED_FIELDS:
         assert _normal(ours.get(name)) == _normal(theirs.get(name)), name
@@ -70,7 +71,7 @@ def test_performance_profile_renders_the_operators_expected_output_single_numa_n
     # full-pcpus-only "true" (render-expected-output/default/manual_kubeletconfig.yaml)
     _assert_renders_like_the_operator("openshift/manual_performance_profile.yaml",
                                       "openshift/manual_kubeletconfig.yaml")
-    ours = performance_profile(_load("openshift/manual_performance_profile.yaml")).config
+    ours = render_performance_profile(_load("openshift/manual_performance_profile.yaml"))[0]
     assert ours["reservedMemory"] == [{"numaNode": 0, "limits": {"memory": "1100Mi"}}]
 
 
@@ -186,8 +187,12 @@ spec:
       PodLevelResourceManagers: true
 """
     found, result = _findings(text, ignore=("NG203", "NG204", "NG205", "NG206"))
-    assert found == [("NG210", "error", 11, 7, "spec.kubeletConfig.featureGates")]
-    assert result.findings[0].message == (
+    # the MCO drops the KubeletConfig's gates (helpers.go), so the gate is not on here either:
+    # NG202 says where OpenShift takes it from
+    assert found == [("NG202", "warning", 8, 5, "spec.kubeletConfig"),
+                     ("NG210", "error", 11, 7, "spec.kubeletConfig.featureGates")]
+    assert "cluster's FeatureGate resource" in result.findings[0].message
+    assert result.findings[1].message == (
         'the Machine Config Operator refuses this KubeletConfig: "KubeletConfiguration: '
         'featureGates is not allowed to be set, but contains: map[PodLevelResourceManagers:true]"')
 

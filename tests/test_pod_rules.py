@@ -84,7 +84,7 @@ def _lint_fixture(path: Path) -> set[str]:
     ctx = rule_context(config_from_dict(settings or {}))
     found: set[str] = set()
     for doc in yaml.safe_load_all(text):
-        c = classify(doc)
+        c = classify(doc, ctx.carriers)
         if c.pod is None:
             found |= {"NG002"} if c.kind == "pod" else set()
             continue

@@ -10,8 +10,8 @@ from numaguard.lint.cli.main import main
 from numaguard.lint.k8s.checkpoints import cpu_checkpoint_json
 from numaguard.lint.numa.node import load_node_file
 from numaguard.lint.rules.node import CheckpointExtract, checkpoint_findings
-from numaguard.lint.rules.pool import (NodeHardware, hardware_from_nrt, hardware_from_topology,
-                                       pool_findings)
+from numaguard.lint.rules.pool import (NodeHardware, hardware_from_node_object, hardware_from_nrt,
+                                       hardware_from_topology, merge_hardware, pool_findings)
 
 from conftest import FIXTURES
 
@@ -57,9 +57,9 @@ def test_hardware_outlier_and_windows():
 
 def test_hardware_from_descriptions_and_nrt():
     snc = hardware_from_topology("snc", load_node_file("builtin:dual-socket-snc2").topology)
-    ht = hardware_from_topology("ht", load_node_file("builtin:dual-socket-ht").topology)
+    ht = load_node_file("builtin:dual-socket-ht").topology
     assert (snc.sockets, snc.numa_nodes, snc.cpus_per_numa, snc.threads_per_core) == (2, 4, (24, 24, 24, 24), 2)
-    found = pool_findings([], [ht, ht, snc])
+    found = pool_findings([], [hardware_from_topology("ht1", ht), hardware_from_topology("ht2", ht), snc])
     assert [(v.source, v.violation.path) for v in found] == [("snc", ())] * 4
     # 2 sockets and 2 threads per core on both; 256Gi in total on both
     assert [v.violation.message.split(" has ")[1].split(",")[0] for v in found] == [
@@ -135,3 +135,28 @@ def test_checkpoint_file_that_is_not_json_is_ng406(tmp_path):
     assert result.exit_code == 1
     assert [(f["rule"], f["line"]) for f in report["findings"]] == [("NG406", 2)]
     assert report["summary"]["objects"] == 1
+
+
+def test_a_node_read_from_its_node_object_and_its_nrt_counts_once():
+    """One node, one hardware record: the Node object's OS, CPUs and memory merged with its
+    NodeResourceTopology's NUMA layout, each finding at the document that said it."""
+    def node(name: str, cpu: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+                "status": {"capacity": {"cpu": cpu, "memory": "256Gi"}, "nodeInfo": {"operatingSystem": "linux"}}}
+
+    def nrt(name: str, cpus: str) -> dict:
+        return {"apiVersion": "topology.node.k8s.io/v1alpha2", "kind": "NodeResourceTopology", "metadata": {"name": name},
+                "zones": [{"name": f"node-{i}", "type": "Node", "resources": [
+                    {"name": "cpu", "capacity": cpus}, {"name": "memory", "capacity": "128Gi"}]} for i in (0, 1)]}
+
+    records = []
+    for name, cpu, per_numa in (("a", "64", "32"), ("b", "64", "32"), ("c", "48", "24")):
+        records += [hardware_from_node_object(node(name, cpu), f"node/{name}"), hardware_from_nrt(nrt(name, per_numa), f"nrt/{name}")]
+    found = pool_findings([], records)
+    assert [(v.rule.id, v.source, v.violation.path, v.ref.kind, v.violation.message) for v in found] == [
+        ("NG404", "nrt/c", ("zones",), "NodeResourceTopology",
+         "node c has 24/24 CPUs per NUMA node, but 2 of 3 nodes of the pool have 32/32 (a, b)"),
+        ("NG404", "node/c", ("status", "capacity", "cpu"), "Node",
+         "node c has 48 CPUs, but 2 of 3 nodes of the pool have 64 (a, b)")]
+    [merged] = [n for n in merge_hardware(records) if n.name == "c"]
+    assert (merged.os, merged.cpus, merged.numa_nodes, merged.cpus_per_numa) == ("linux", 48, 2, (24, 24))

@@ -4,27 +4,27 @@ package, exactly as a user's `pre-commit install` would)."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, tool
 from test_cli import BURSTABLE_POD, GOOD_POD
 
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+    subprocess.run([tool("git"), *args], cwd=cwd, check=True, capture_output=True)
 
 
 @pytest.fixture(scope="module")
 def user_repo(tmp_path_factory):
-    if not PRE_COMMIT.exists() or shutil.which("git") is None:
-        pytest.fail("pre-commit (test extra) and git are needed for this test")
+    tool("git")
+    if not PRE_COMMIT.exists():
+        pytest.fail("pre-commit (the test extra) is not installed next to this Python: run bash .ci/run")
     repo = tmp_path_factory.mktemp("user-repo")
     _git(repo, "init", "-q")
     _git(repo, "config", "user.email", "t@example.com")

@@ -39,7 +39,7 @@ def test_mixed_tree_has_only_its_true_errors_and_counts_every_skip():
     summary = report["summary"]
     assert (summary["files"], summary["objects"], summary["skipped"]) == (19, 2, 17)
     assert summary["skippedByReason"] == {"not-kubernetes": 5, "template": 2, "patch": 6,
-                                          "unknown-kind": 4}
+                                          "unknown-kind": 4, "dangling-symlink": 0}
     assert summary["hint"] == (
         "2 template file(s) skipped and 1 Helm chart(s) found; lint what they render: "
         "`helm template CHART | numaguard lint -` or `kustomize build DIR | numaguard lint -`")
@@ -123,7 +123,7 @@ def test_library_callers_get_the_same_skips():
     documents = [doc for _, docs, _ in load_paths([str(TREE / "kustomize")]) for doc in docs]
     summary = lint_documents(documents).summary
     assert summary.skipped_by_reason == {"not-kubernetes": 1, "template": 0, "patch": 4,
-                                         "unknown-kind": 0}
+                                         "unknown-kind": 0, "dangling-symlink": 0}
 
 
 def test_kustomize_patch_fields_and_helm_values_are_recognised_by_place(tmp_path):

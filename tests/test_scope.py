@@ -415,6 +415,6 @@ def test_mixed_tree_of_real_files_has_no_error_but_the_true_one(tmp_path):
         ("./website/pod-level-pid-limit.yaml", "NG102", 9)]
     assert report["summary"] == {"files": 12, "objects": 11, "skipped": 0,
                                  "skippedByReason": {"not-kubernetes": 0, "template": 0, "patch": 0,
-                                                     "unknown-kind": 0},
+                                                     "unknown-kind": 0, "dangling-symlink": 0},
                                  "unmanaged": 0, "assumedManaged": 0, "error": 1, "warning": 0,
                                  "info": 0, "suppressed": 0, "hint": None}

@@ -24,8 +24,9 @@ def node():
 
 
 def _pods(path):
+    from numaguard.lint.carriers import BUILTIN_CARRIERS
     from numaguard.lint.cli.numa import _load_pods
-    return _load_pods((path,))
+    return _load_pods((path,), BUILTIN_CARRIERS)
 
 
 @pytest.fixture(scope="module")

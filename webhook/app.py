@@ -2,7 +2,10 @@
 (no module-level app, no shared state between applications).
 
 Routes: `POST /validate` (AdmissionReview), `GET /healthz`, `GET /readyz`, `GET /metrics`, and
-with `settings.bench_route` the benchmark's allow-all baseline `POST /bench/allow`.
+with `settings.bench_route` the benchmark's allow-all baseline `POST /bench/allow`. Under
+`numaguard webhook serve` the front says which port a request came in on
+(`numaguard.listener` in the environ): reviews are answered on the review port only, probes
+and metrics on the probe port only.
 
 Bad input never reaches the engine and never produces a 500: a wrong content type is 415, a
 body over the limit 413 (decided from Content-Length, before reading), a client that stops
@@ -22,13 +25,14 @@ from typing import Any
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from numaguard.webhook.decide import JUDGED, judge
+from numaguard.webhook.decide import judge
 from numaguard.webhook.metrics import Metrics
 from numaguard.webhook.review import BadReview, parse_review, review_response
 from numaguard.webhook.settings import WebhookSettings
 from numaguard.webhook.text import one_line
 
 log = logging.getLogger("numaguard.webhook")
+PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})     # the probe port's; the rest: the review port's
 
 
 class _Refused(Exception):
@@ -58,6 +62,18 @@ def create_app(settings: WebhookSettings) -> Flask:
                 "latencyMs": round((time.perf_counter() - started) * 1000, 2)})
         return _json({"error": e.reason, "message": str(e)}, e.status)
 
+    @app.before_request
+    def on_its_port() -> Response | None:
+        listener = request.environ.get("numaguard.listener")
+        home = "probe" if request.path in PROBE_PATHS else "review"
+        if listener and listener != home:
+            return _json({"error": "not-found", "message": f"{request.path} is served on the {home} port"}, 404)
+        if (request.path == "/metrics" and settings.metrics_need_client_certificate
+                and not request.environ.get("numaguard.client_certificate")):
+            return _json({"error": "forbidden", "message": "/metrics needs a client certificate signed by "
+                          "the --client-ca"}, 403)
+        return None
+
     @app.post("/validate")
     def validate() -> Response:
         started = time.perf_counter()
@@ -86,14 +102,16 @@ def create_app(settings: WebhookSettings) -> Flask:
         cache = settings.policy.cache
         metrics.cache_bytes.set(cache.bytes)
         metrics.cache_entries.set(len(cache))
-        # The kind label takes the judged kinds and "other", never what a client sent: labels are
-        # kept for the process's life (unbounded memory), and must encode as UTF-8.
-        kind_label = review.kind if (review.group, review.kind) in JUDGED else "other"
+        # The kind label takes the judged kinds (the run's carrier table) and "other", never what a
+        # client sent: labels are kept for the process's life (unbounded memory), and must encode
+        # as UTF-8.
+        kind_label = review.kind if (review.group, review.kind) in settings.policy.judged else "other"
         metrics.requests.labels(kind_label, review.operation, decision.decision).inc()
         for f in decision.findings:
             metrics.findings.labels(f.rule, f.severity.value).inc()
         metrics.latency.observe(elapsed)
-        access({"path": "/validate", "status": 200, "pid": os.getpid(), "uid": review.uid, "kind": review.kind,
+        access({"path": "/validate", "status": 200, "pid": os.getpid(), "uid": review.uid, "user": review.user,
+                "kind": review.kind,
                 "namespace": review.namespace, "name": review.name, "operation": review.operation,
                 "dryRun": review.dry_run, "mode": decision.mode, "decision": decision.decision,
                 "rules": decision.rule_ids, "warnings": len(decision.warnings),
@@ -171,20 +189,11 @@ def _read_json(settings: WebhookSettings) -> Any:
     if length is not None and length > settings.max_body:
         raise _Refused(413, "body-too-large", f"body of {length} bytes is over the {settings.max_body}-byte limit")
     stream = request.environ["wsgi.input"]
-    sock = request.environ.get("gunicorn.socket")
-    if sock is not None:
-        sock.settimeout(settings.body_timeout)
     try:
         data = stream.read(settings.max_body + 1 if length is None else length)
-    except OSError:    # socket.timeout included: the client stopped sending
+    except OSError:    # TimeoutError from the front (front.py): the body missed its deadline
         raise _Refused(408, "body-timeout",
                        f"the body did not arrive within {settings.body_timeout:g} seconds") from None
-    finally:
-        if sock is not None:
-            try:
-                sock.settimeout(None)
-            except OSError:
-                pass
     if len(data) > settings.max_body:
         raise _Refused(413, "body-too-large", f"body is over the {settings.max_body}-byte limit")
     if length is not None and len(data) < length:

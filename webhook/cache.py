@@ -3,10 +3,12 @@
 The pods of one ReplicaSet, StatefulSet or Job are identical where the rules look, and NUMA fit
 (NG301, NG302: admitting copies of the pod on a simulated node) is the expensive part of
 judging, so a rollout of 50 replicas is simulated once. The webhook judges the object's
-*judged view* (`judged_view`): the object with its `metadata` and its pod templates' reduced
-to the annotations numaguard reads (`numaguard.io/...`: scope, ignore, ignore-reason) and
-without its `status`.
-Nothing else of the metadata is read by any rule or scope decision (labels, names, uids,
+*judged view* (`judged_view`): the object without its `status`, and with the `metadata` of every
+mapping the carrier table's template paths pass through (the object itself, the templates, and
+any object template in between, such as a JobSet's Job template: the engine merges their
+annotations into each pod template's) reduced to the annotations numaguard reads
+(`numaguard.io/...`: scope, ignore, ignore-reason).
+Nothing else of that metadata is read by any rule or scope decision (labels, names, uids,
 managedFields, other annotations), and the API server resets a new object's status
 (pkg/registry/core/pod/strategy.go `PrepareForCreate`: a Pod starts Pending), so the view
 judges exactly like the object; tests/webhook/test_cache.py checks that over every fixture.
@@ -30,7 +32,8 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from numaguard.lint.model import Finding
-from numaguard.lint.objects import POD_TEMPLATE_PATHS, api_group
+from numaguard.lint.carriers import Each, Field, PodCarriers, Step
+from numaguard.lint.objects import api_group
 
 ANNOTATION_PREFIX = "numaguard.io/"         # the only annotations the engine reads
 # No object the API server stores nests this deep (a pod spec's deepest field is about 12
@@ -44,30 +47,47 @@ MAX_NESTING = 64
 SLOT_BYTES = 192
 
 
-def judged_view(obj: dict) -> dict:
-    """The object as the engine reads it: its `metadata`, and that of each of its pod templates
-    (lint/objects.py POD_TEMPLATE_PATHS), reduced to the `numaguard.io/` annotations; no
-    top-level `status`. Everything else is the object's own (not copied). Values of the wrong
-    type stay as they are: the engine reports them."""
-    kind = obj.get("kind")
-    group = api_group(obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else "")
-    paths = POD_TEMPLATE_PATHS.get((group, kind), ()) if isinstance(kind, str) else ()
+def judged_view(obj: dict, carriers: PodCarriers) -> dict:
+    """The object as the engine reads it: no top-level `status`, and the metadata of each
+    mapping its template paths (the run's carrier table: built-in carriers and the config's
+    `podTemplates`) take a field from reduced to the `numaguard.io/` annotations. Everything
+    else is the object's own (not copied). Values of the wrong type stay as they are: the engine
+    reports them."""
     view = {key: value for key, value in obj.items() if key != "status"}
-    for path in ((), *paths):
-        view = _reduced_at(view, path)
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    carrier = None
+    if isinstance(api_version, str) and isinstance(kind, str):
+        carrier = carriers.find(api_group(api_version), api_version.rpartition("/")[2], kind)
+    if carrier is None:            # not judged: the engine reads at most the object's own metadata
+        return _reduced_at(view, (_TEMPLATE_SPEC,))
+    for template_path in carrier.paths:
+        view = _reduced_at(view, (*template_path.steps, _TEMPLATE_SPEC))
     return view
 
 
-def _reduced_at(node: Any, path: tuple) -> Any:
-    """`node` with the metadata of the mapping at `path` reduced, copying only the mappings on
-    the way there."""
+# Every template path ends at a template, whose `spec` the engine takes (lint/objects.py
+# pod_templates): the template is one of the mappings whose annotations it reads.
+_TEMPLATE_SPEC = Field("spec")
+
+
+def _reduced_at(node: Any, steps: tuple[Step, ...]) -> Any:
+    """`node` with the metadata of each mapping the engine takes a field from on `steps`
+    reduced, copying only the lists and mappings on the way (lint/objects.py pod_templates:
+    a mapping is a holder when a named field is taken from it, not when its values are walked
+    by a `*`)."""
+    if not steps:
+        return node
+    step, rest = steps[0], steps[1:]
+    if step is Each.LIST_ITEM:
+        return [_reduced_at(item, rest) for item in node] if isinstance(node, list) else node
     if not isinstance(node, dict):
         return node
-    if not path:
-        return {**node, "metadata": _metadata_view(node["metadata"])} if "metadata" in node else node
-    if path[0] not in node:
-        return node
-    return {**node, path[0]: _reduced_at(node[path[0]], path[1:])}
+    if step is Each.MAP_VALUE:
+        return {key: _reduced_at(value, rest) for key, value in node.items()}
+    out = {**node, "metadata": _metadata_view(node["metadata"])} if "metadata" in node else dict(node)
+    if rest and step.name in out:
+        out[step.name] = _reduced_at(out[step.name], rest)
+    return out
 
 
 def _metadata_view(meta: Any) -> Any:

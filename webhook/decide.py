@@ -28,29 +28,33 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
 from numaguard.lint.config import Config
 from numaguard.lint.engine import lint_documents, rule_context
 from numaguard.lint.rules.base import LintContext
 from numaguard.lint.model import Finding, Severity
+from numaguard.lint.objects import api_group
 from numaguard.webhook.cache import MAX_NESTING, FindingsCache, judged_view, nested_too_deep
-from numaguard.webhook.replicas import Replica, replica_of
+from numaguard.webhook.replicas import REPLICATED_KINDS, Replica, replica_of
 from numaguard.webhook.review import AdmissionRequest
 from numaguard.webhook.text import (WARNING_MAX_CHARS, audit_findings, cut, deny_message, format_warnings,
                                     kept_errors_lead, one_line)
 
-# (group, kind) -> operations judged. The workload kinds whose pod template numaguard lints.
-JUDGED: dict[tuple[str, str], frozenset[str]] = {
-    ("", "Pod"): frozenset({"CREATE"}),
-    ("", "ReplicationController"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "Deployment"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "StatefulSet"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "DaemonSet"): frozenset({"CREATE", "UPDATE"}),
-    ("apps", "ReplicaSet"): frozenset({"CREATE", "UPDATE"}),
-    ("batch", "Job"): frozenset({"CREATE", "UPDATE"}),
-    ("batch", "CronJob"): frozenset({"CREATE", "UPDATE"}),
-}
-# Controllers whose template the webhook judged before they created the object.
-JUDGED_OWNER_KINDS = frozenset(kind for _group, kind in JUDGED if kind != "Pod")
+# (group, kind) -> (operations judged, API versions judged; () for every version). Derived
+# from the carrier table (numaguard.lint.carriers: the built-in kinds, the workload CRDs and the
+# config's `podTemplates`), never listed twice: a Pod is judged when it is created, a workload
+# whenever its templates may change (CREATE and UPDATE), as a Deployment is.
+JudgedKinds = dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]]
+POD_OPERATIONS = frozenset({"CREATE"})
+WORKLOAD_OPERATIONS = frozenset({"CREATE", "UPDATE"})
+
+
+def judged_kinds(carriers: PodCarriers) -> JudgedKinds:
+    return {key: (POD_OPERATIONS if key == ("", "Pod") else WORKLOAD_OPERATIONS, versions)
+            for key, versions in carriers.kinds().items()}
+
+
+JUDGED = judged_kinds(BUILTIN_CARRIERS)
 # Infos that only explain (how the pod budget is split); they are never warnings.
 EXPLAINING_RULES = frozenset({"NG110"})
 # Findings about the object's shape, which `audit` still reports as warnings.
@@ -71,9 +75,12 @@ class Policy:
     # The rules' context (with the node's empty NodeState the NUMA rules copy), built once
     # rather than for every object judged.
     context: LintContext = field(init=False, compare=False, repr=False)
+    # The kinds judged: the built-in carriers and the config's podTemplates.
+    judged: JudgedKinds = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "context", rule_context(self.config, self.node))
+        object.__setattr__(self, "judged", judged_kinds(self.context.carriers))
         if self.cache is None:
             object.__setattr__(self, "cache", FindingsCache(self.config.webhook_cache_bytes))
 
@@ -133,8 +140,8 @@ def _could_not_judge(request: AdmissionRequest, policy: Policy, error_id: str, t
 
 
 def decide(request: AdmissionRequest, policy: Policy) -> Decision:
-    ops = JUDGED.get((request.group, request.kind))
-    if ops is None or request.version != "v1":
+    ops, versions = policy.judged.get((request.group, request.kind), (None, ()))
+    if ops is None or versions and request.version not in versions:
         return Decision(True, "allow", note="kind not judged")
     if request.operation not in ops or request.sub_resource:
         return Decision(True, "allow", note="operation not judged")
@@ -158,7 +165,7 @@ def decide(request: AdmissionRequest, policy: Policy) -> Decision:
         old_keys = {_key(f) for f in _active_unless_too_deep(old, request, policy) or ()}
     new = [f for f in findings if _key(f) not in old_keys]
     kept = [f for f in findings if _key(f) in old_keys and f.severity is Severity.ERROR]
-    quiet = _created_by_judged_controller(obj)
+    quiet = _created_by_judged_controller(obj, policy.judged)
     return _apply_mode(mode, request, findings, new, kept, quiet)
 
 
@@ -180,7 +187,8 @@ def _apply_mode(mode: str, request: AdmissionRequest, findings: list[Finding], n
             d.decision = "audit"
     if not quiet:
         kept_at = frozenset(i for i, f in enumerate(warned) if any(f is k for k in kept))
-        lead = [kept_errors_lead(request.kind, len(kept_at))] if kept_at and d.allowed else []
+        replicated = (request.group, request.kind) in REPLICATED_KINDS
+        lead = [kept_errors_lead(request.kind, len(kept_at), replicated)] if kept_at and d.allowed else []
         d.warnings = format_warnings(warned, kept_at, lead)
     if d.allowed and d.warnings and d.decision == "allow":
         d.decision = "warn"
@@ -208,8 +216,8 @@ def _invalid(mode: str, problem: str) -> Decision:
 
 def _active(obj: dict, policy: Policy) -> list[Finding]:
     """The engine's active findings for what it reads of the object (`judged_view`), cached."""
-    return policy.cache.findings(
-        judged_view(obj), lambda view: lint_documents([view], config=policy.config, context=policy.context).active)
+    return policy.cache.findings(judged_view(obj, policy.context.carriers),
+                                 lambda view: lint_documents([view], config=policy.config, context=policy.context).active)
 
 
 def _active_unless_too_deep(obj: dict, request: AdmissionRequest, policy: Policy) -> list[Finding] | None:
@@ -237,10 +245,13 @@ def _key(f: Finding) -> tuple:
     return (f.rule, f.path, f.container)
 
 
-def _created_by_judged_controller(obj: dict) -> bool:
+def _created_by_judged_controller(obj: dict, judged: JudgedKinds) -> bool:
+    """Made by a controller whose template the webhook judged (a pod of a ReplicaSet, a Job of
+    a JobSet, a pod of a PyTorchJob): the owner reference names the controller's group."""
     meta = obj.get("metadata")
     owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if not isinstance(owners, list):
         return False
     return any(isinstance(o, dict) and o.get("controller") is True and isinstance(o.get("kind"), str)
-               and o.get("kind") in JUDGED_OWNER_KINDS for o in owners)
+               and o.get("kind") != "Pod"
+               and (api_group(str(o.get("apiVersion") or "")), o.get("kind")) in judged for o in owners)

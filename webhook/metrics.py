@@ -11,6 +11,7 @@ registry.
 from __future__ import annotations
 
 import os
+from typing import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess
@@ -63,6 +64,19 @@ class Metrics:
             multiprocess.MultiProcessCollector(registry)
             return generate_latest(registry)
         return generate_latest(self._registry)
+
+
+def dropped_connections() -> Callable[[str, str], None]:
+    """Counts connections the front closed without a request (a handshake or a request head
+    that missed its deadline, a failed handshake, a malformed head), by port and reason: the
+    slow or hostile clients an operator wants to see. Created once per worker process."""
+    counter = Counter(
+        "numaguard_webhook_connections_dropped", "Connections closed without a request, by port "
+        "(review, probe) and reason (handshake-timeout, header-timeout, malformed-request, evicted, "
+        "over-capacity, or tls- and "
+        "OpenSSL's reason for a refused handshake, e.g. tls-no-shared-cipher).", ["port", "reason"],
+        registry=None if os.environ.get("PROMETHEUS_MULTIPROC_DIR") else CollectorRegistry())
+    return lambda port, reason: counter.labels(port, reason).inc()
 
 
 def mark_worker_dead(pid: int) -> None:

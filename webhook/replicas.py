@@ -42,6 +42,8 @@ REPLICA_WRITERS: dict[str, tuple[GroupKind, GroupKind]] = {
     "deployment-controller": (("apps", "ReplicaSet"), ("apps", "Deployment")),
     "cronjob-controller": (("batch", "Job"), ("batch", "CronJob")),
 }
+# The kinds whose pods (or ReplicaSets, Jobs) a built-in controller writes: their replicas.
+REPLICATED_KINDS: frozenset[GroupKind] = frozenset(owner for _, owner in REPLICA_WRITERS.values())
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ class WebhookSettings:
     max_body: int = MAX_BODY_BYTES
     body_timeout: float = BODY_TIMEOUT_SECONDS
     access_log: TextIO | None = None     # JSON lines; None = standard output
+    metrics_need_client_certificate: bool = False   # serve --client-ca: /metrics wants a client certificate
 
 
 def load_policy(config_path: str | None) -> Policy:
@@ -52,3 +53,30 @@ def load_policy(config_path: str | None) -> Policy:
         except NodeError as e:
             raise SettingsError(f"{config_path}: node: {e}") from None
     return Policy(config, node)
+
+
+def serving_keys(config_path: str | None) -> dict[str, Any]:
+    """The config file's serving keys (`webhook.clientCA`, `webhook.tlsMinVersion`,
+    `webhook.timeouts`) as `ServeOptions` fields: client_ca (resolved against the config
+    file's folder), tls_min_version, and timeouts (seconds by phase)."""
+    from numaguard.lint.config import ConfigError, load_config_file
+
+    if not config_path:
+        return {}
+    try:
+        keys = load_config_file(config_path).webhook_serving
+    except ConfigError as e:
+        raise SettingsError(str(e)) from None
+    out: dict[str, Any] = {}
+    if keys.get("clientCA"):
+        out["client_ca"] = os.path.join(os.path.dirname(os.path.abspath(config_path)), keys["clientCA"])
+    if keys.get("tlsMinVersion"):
+        out["tls_min_version"] = keys["tlsMinVersion"]
+    timeouts = {}
+    for phase, text in (keys.get("timeouts") or {}).items():
+        if float(text) <= 0:
+            raise SettingsError(f"{config_path}: webhook.timeouts.{phase}: must be more than 0 seconds")
+        timeouts[phase] = float(text)
+    if timeouts:
+        out["timeouts"] = timeouts
+    return out

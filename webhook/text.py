@@ -87,14 +87,21 @@ def format_warnings(findings: list[Finding], kept: frozenset[int] = frozenset(),
     return out
 
 
-def kept_errors_lead(kind: str, count: int) -> str:
+def kept_errors_lead(kind: str, count: int, replicated: bool) -> str:
     """The UPDATE's word on what happens next: the update is allowed because the errors were
-    there before, and the pods the workload's controllers create from it are admitted as
-    replicas of a judged workload, errors and all, until the template is fixed."""
+    there before. `replicated`: the kind's pods (or ReplicaSets, Jobs) are written by a built-in
+    controller, so they are admitted as replicas of a judged workload, errors and all, until
+    the template is fixed; any other kind's controller (a JobSet's, a CloneSet's) writes
+    objects that are judged as usual."""
     errors = f"{count} error{'s' if count != 1 else ''}"
-    return (f"numaguard: allowed because this {kind} already had the {errors} below; the pods its "
-            f"controllers create are admitted as replicas of a judged {kind} and keep "
-            f"{'them' if count != 1 else 'it'}: fix the template to give them their NUMA placement")
+    them = "them" if count != 1 else "it"
+    if replicated:
+        return (f"numaguard: allowed because this {kind} already had the {errors} below; the pods its "
+                f"controllers create are admitted as replicas of a judged {kind} and keep {them}: fix the "
+                "template to give them their NUMA placement")
+    return (f"numaguard: allowed because this {kind} already had the {errors} below; what its controller "
+            f"creates from the template is judged as usual, and denied in enforce mode while it keeps {them}: "
+            "fix the template")
 
 
 def audit_findings(findings: list[Finding]) -> str:

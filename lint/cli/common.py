@@ -17,7 +17,9 @@ def report_options(command):
         click.option("--format", "formats", multiple=True, default=(), type=click.Choice(REPORT_FORMATS),
                      help="Report format; repeat with --output for several reports in one run."),
         click.option("--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
-                     help="Write the report to FILE instead of standard output (pairs with --format)."),
+                     help="Write the report to FILE instead of standard output (pairs with --format; "
+                          "without one, the format comes from the extension: .txt .json .sarif .xml "
+                          ".yaml .html)."),
         click.option("--fail-on", type=click.Choice(FAIL_ON), default=None,
                      help="Lowest severity that makes the exit code 1 (default: error)."),
         click.option("--select", multiple=True, help="Only these rule ids or prefixes (NG1,NG203)."),
@@ -37,13 +39,40 @@ def _split_ids(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(part.strip().upper() for v in values for part in v.split(",") if part.strip())
 
 
-def write_reports(result, formats, outputs, show_suppressed: bool) -> None:
-    """Each --format to its --output (or standard output), in order."""
+# The format an --output without its own --format is written in, by the file's extension.
+FORMAT_OF_EXTENSION = {".txt": "text", ".text": "text", ".json": "json", ".sarif": "sarif",
+                       ".xml": "junit", ".yaml": "policyreport", ".yml": "policyreport", ".html": "html",
+                       ".htm": "html"}
+
+
+def report_targets(formats: tuple[str, ...], outputs: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """(format, file or None for standard output) per report. The i-th --format pairs with
+    the i-th --output; an --output beyond the formats given takes its format from its
+    extension (exit 2 when the extension says nothing); no --format and no --output: text."""
+    import os
+
+    reports: list[tuple[str, str | None]] = []
+    for i in range(max(len(formats), len(outputs), 1)):
+        target = outputs[i] if i < len(outputs) else None
+        if i < len(formats):
+            reports.append((formats[i], target))
+        elif target is None:
+            reports.append(("text", None))
+        else:
+            extension = os.path.splitext(target)[1].lower()
+            if extension not in FORMAT_OF_EXTENSION:
+                raise UsageProblem(f"{target}: cannot tell the report format from the extension "
+                                   f"{extension or '(none)'}: give --format, or name the file "
+                                   f"{', '.join(sorted(FORMAT_OF_EXTENSION))}")
+            reports.append((FORMAT_OF_EXTENSION[extension], target))
+    return reports
+
+
+def write_reports(result, reports: list[tuple[str, str | None]], show_suppressed: bool) -> None:
+    """Each report (see report_targets) to its file or to standard output, in order."""
     from numaguard.lint.report import writer_for
 
-    formats = formats or ("text",)
-    for i, fmt in enumerate(formats):
-        target = outputs[i] if i < len(outputs) else None
+    for fmt, target in reports:
         color = target is None and fmt == "text" and sys.stdout.isatty()
         text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
         if target:

@@ -10,15 +10,14 @@ input stay in this process: starting workers would cost more than it saves.
 """
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Iterator
+from typing import Any
 
 from numaguard.lint.config import Config
 from numaguard.lint.engine import Linter, LintResult, RunPart, Selection
+from numaguard.lint.load.collector import collector_paused as _collector_paused
 from numaguard.lint.load.documents import Document, LoadError, load_file, load_text
 from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
 
@@ -194,27 +193,6 @@ def _dropins(source: str, documents: list[Document]) -> tuple[list[Document], li
         docs.extend(found)
         errors.extend(errs)
     return docs, errors, files
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while one file is parsed and linted.
-
-    A parsed document is a tree of dicts and lists without reference cycles: reference
-    counting frees it when the file is done. But building a large file allocates millions of
-    containers, and each allocation burst triggers collections that walk everything built so
-    far; on a 2 MB manifest that was two thirds of the time (measured: tests/bench). The
-    collector runs again as soon as the file is done, so a cycle made while linting lives for
-    one file at most.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _run_workers(chunks: list[list[str]], settings: LintSettings, jobs: int):

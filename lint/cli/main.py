@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from numaguard.lint.cli.common import (FAIL_ON, UsageProblem, exit_for, load_config,  # noqa: F401
-                                       report_options, selection_for, write_reports)
+                                       report_options, report_targets, selection_for, write_reports)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,8 +51,7 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
     if pool_dirs:
         config = _with_pool_dirs(config, pool_dirs)
     selection = selection_for(config, select, ignore)
-    if len(outputs) > max(len(formats), 1):
-        raise UsageProblem("each --output needs its own --format")
+    reports = report_targets(formats, outputs)
     node, node_kubelet_docs = _load_node(node_path, config)
 
     baseline = _read_baseline(baseline_path) if baseline_path else None
@@ -71,7 +70,7 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
         from numaguard.lint.baseline import apply_baseline
         apply_baseline(result, baseline, linted_files=sources)
 
-    write_reports(result, formats, outputs, show_suppressed)
+    write_reports(result, reports, show_suppressed)
     if not write_baseline_path:
         exit_for(result, fail_on or config.fail_on)
 

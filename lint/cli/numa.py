@@ -3,7 +3,7 @@
     numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
     numaguard node capture [--sysfs ROOT]
     numaguard node inspect [--root /] [--state-dir DIR] [--socket PATH] [--kubelet-config FILE]
-                           [--pods FILE] [--format text|json]
+                           [--pods FILE] [--timeout 10] [--kubernetes-version 1.37] [--format text|json]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -20,8 +20,10 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
-def _load_pods(paths: tuple[str, ...]) -> list:
-    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict).
+def _load_pods(paths: tuple[str, ...], carriers) -> list:
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
+    templates of an object that holds several are told apart by their path (a mapping ref
+    with "template": `spec.replicatedJobs[1].template.spec.template`).
 
     A broken file or document is reported on stderr and skipped; the other pods still play
     out (the order of the rest is kept)."""
@@ -46,12 +48,16 @@ def _load_pods(paths: tuple[str, ...]) -> list:
                     data = data[key]
                 if not isinstance(data, dict):
                     continue
-                found = classify(data)
-                pods.extend((found.ref, {"spec": pod.spec}) for pod in found.pods)
+                found = classify(data, carriers)
+                for pod in found.pods:
+                    ref = found.ref if len(found.pods) == 1 else {
+                        "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
+                        "template": pod.template_path}
+                    pods.append((ref, {"spec": pod.spec}))
     return pods
 
 
-def _load_kubelet_config(path: str | None) -> dict | None:
+def _load_kubelet_config(path: str | None, carriers) -> dict | None:
     if path is None:
         return None
     from numaguard.lint.load.documents import load_paths
@@ -65,7 +71,7 @@ def _load_kubelet_config(path: str | None) -> dict | None:
         if errors:
             raise UsageProblem(f"{path}: {errors[0].message}")
         for doc in documents:
-            if isinstance(doc.data, dict) and classify(doc.data).kind == "kubelet":
+            if isinstance(doc.data, dict) and classify(doc.data, carriers).kind == "kubelet":
                 return doc.data
     raise UsageProblem(f"{path}: no KubeletConfiguration (kubelet.config.k8s.io) document found")
 
@@ -79,9 +85,13 @@ def _load_kubelet_config(path: str | None) -> dict | None:
 @click.option("--format", "output_format", type=click.Choice(["text", "json", "html"]), default="text",
               show_default=True, help="html: one self-contained page with the node's NUMA map after "
                                       "every pod (the same drawing as `audit --format html`).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file (default: .numaguard.yaml here or above); its podTemplates name "
+                   "more kinds that carry pod templates.")
 @click.argument("pod_files", nargs=-1, required=True)
-def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
+def simulate(node_path, kubelet_config_path, output_format, config_path, pod_files) -> None:
     """Admit the pods in POD_FILE... one after another on one node, as its kubelet would."""
+    from numaguard.lint.cli.common import load_config
     from numaguard.lint.numa.admission import KubeletStartupError
     from numaguard.lint.numa.node import NodeError, load_node_file
     from numaguard.lint.numa.simulate import render_text, simulate as run
@@ -90,8 +100,9 @@ def simulate(node_path, kubelet_config_path, output_format, pod_files) -> None:
         node = load_node_file(node_path)
     except NodeError as exc:
         raise UsageProblem(str(exc)) from None
-    kubelet_config = _load_kubelet_config(kubelet_config_path)
-    pods = _load_pods(pod_files)
+    carriers = load_config(config_path).pod_carriers
+    kubelet_config = _load_kubelet_config(kubelet_config_path, carriers)
+    pods = _load_pods(pod_files, carriers)
     if not pods:
         raise UsageProblem("no Pod or pod template found in " + ", ".join(pod_files))
     try:
@@ -122,7 +133,9 @@ def _html_page(node, pods, kubelet_config) -> str:
 
 
 def _label(ref) -> str:
-    return f"{ref.namespace}/{ref.name}" if ref.namespace else str(ref.name or ref.kind)
+    from numaguard.lint.numa.simulate import object_fields, object_label
+
+    return object_label(object_fields(ref))
 
 
 @click.group()
@@ -159,16 +172,29 @@ def capture(sysfs_root) -> None:
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=10.0, show_default=True,
+              help="Seconds to wait for the PodResources API (both calls together).")
+@click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,
+              help="The kubelet's minor version: how it reads its checkpoints (1.36 and earlier still "
+                   "migrate V1 CPU checkpoints).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, fmt) -> None:
-    """Compare what each container got (PodResources API) with the checkpoint and the simulator.
+def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
+                    fmt) -> None:
+    """Compare what each container got (PodResources API) with the checkpoints and the simulator.
 
-    Exit codes: 0 everything agrees; 1 a container differs or a checkpoint has an error
-    finding; 2 nothing could be read. Each source that cannot be read is one line."""
+    Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
+    error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a
+    container could not be matched to its checkpoint entries. Each source that cannot be
+    read is one line; the last line says what was checked."""
+    from numaguard.lint.config import ConfigError, parse_version
     from numaguard.lint.node.inspect import inspect_node, render_text
 
+    try:
+        version = parse_version(kubernetes_version)
+    except ConfigError:
+        raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path)
+                          pods=pods_path, timeout=timeout, version=version)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))
         for source in report.sources:       # the text report shows these lines itself

@@ -3,6 +3,7 @@ cryptography) is imported only when one of them runs."""
 from __future__ import annotations
 
 import sys
+from typing import Callable
 
 import click
 
@@ -26,7 +27,11 @@ def webhook() -> None:
 @click.option("--new-ca", is_flag=True, help="Make a new CA even if DIR already has one.")
 @click.option("--patch", "patch", type=click.Path(dir_okay=False, exists=True),
               help="Write the CA into clientConfig.caBundle of this ValidatingWebhookConfiguration file.")
-def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch: str | None) -> None:
+@click.option("--client", "clients", multiple=True, metavar="NAME",
+              help="Also issue a client certificate NAME.crt/NAME.key (CN=NAME) from the CA, for "
+                   "serve --client-ca DIR/ca.crt (the API server's, Prometheus'). Repeatable.")
+def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch: str | None,
+          clients: tuple[str, ...]) -> None:
     """Write a CA and a serving certificate for the webhook's Service DNS names.
 
     An existing ca.crt/ca.key in DIR is reused (renewing the serving certificate keeps the
@@ -35,9 +40,11 @@ def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch
     from numaguard.webhook.tls import TLSError, patch_ca_bundle, write_certs
 
     try:
-        written = write_certs(service, namespace, out, days=days, new_ca=new_ca)
+        written = write_certs(service, namespace, out, days=days, new_ca=new_ca, clients=clients)
         click.echo(f"{out}: {'reused' if written.ca_reused else 'new'} CA; tls.crt for "
                    f"{', '.join(written.dns_names)} until {written.not_after:%Y-%m-%d}")
+        for client in clients:
+            click.echo(f"{out}: {client}.crt, {client}.key: client certificate CN={client}")
         if patch:
             with open(f"{out}/ca.crt", "rb") as fh:
                 count = patch_ca_bundle(patch, fh.read())
@@ -46,34 +53,53 @@ def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch
         raise _Unusable(str(e)) from None
 
 
+def _seconds(name: str, default: float, what: str, top: float = 300) -> Callable:
+    return click.option(f"--{name}-timeout", f"{name}_timeout", type=click.FloatRange(0.1, top),
+                        help=f"Seconds {what} (config webhook.timeouts.{name}; default {default:g}).")
+
+
 @webhook.command()
 @click.option("--config", "config", type=click.Path(dir_okay=False),
-              help="numaguard config file (mode, scope, pool, node description). Default: built-in defaults.")
+              help="numaguard config file (mode, scope, pool, node description, serving keys). Default: built-in defaults.")
 @click.option("--cert", required=True, type=click.Path(dir_okay=False), help="Serving certificate (PEM).")
 @click.option("--key", required=True, type=click.Path(dir_okay=False), help="Its private key (PEM).")
 @click.option("--host", default="0.0.0.0", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8443, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--port", default=8443, show_default=True, type=click.IntRange(1, 65535),
+              help="Review port: POST /validate.")
+@click.option("--probe-port", default=8444, show_default=True, type=click.IntRange(1, 65535),
+              help="Probe port: /healthz, /readyz, /metrics (TLS, own threads).")
 @click.option("--workers", default=2, show_default=True, type=click.IntRange(1, 64))
-@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option("--threads", default=4, show_default=True, type=click.IntRange(1, 256),
+              help="Threads per worker that run reviews.")
+@click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(16, 100_000),
+              help="Open connections per worker and port; past it, the oldest one that has not sent a whole "
+                   "request, else the oldest idle one, is closed.")
 @click.option("--shutdown-delay", default=5.0, show_default=True, type=click.FloatRange(0, 300),
               help="Seconds between SIGTERM (readiness turns false) and the graceful stop.")
 @click.option("--graceful-timeout", default=20, show_default=True, type=click.IntRange(1, 300),
               help="Seconds in-flight requests get to finish after that.")
-@click.option("--body-timeout", default=5.0, show_default=True, type=click.FloatRange(0.1, 60),
-              help="Seconds a client gets to send the request body before a 408.")
+@_seconds("handshake", 5, "from accept to the end of the TLS handshake")
+@_seconds("header", 5, "to read a request's head (line and headers)")
+@_seconds("body", 5, "to read a request's body before a 408")
+@_seconds("idle", 120, "a kept-alive connection may wait for its next request", top=3600)
+@_seconds("write", 10, "to send a response")
+@click.option("--client-ca", type=click.Path(dir_okay=False),
+              help="Require a client certificate signed by this CA (PEM) on the review port, and on "
+                   "/metrics (config webhook.clientCA).")
+@click.option("--tls-min-version", type=click.Choice(["1.2", "1.3"]),
+              help="Lowest TLS version accepted (config webhook.tlsMinVersion; default 1.2).")
 @click.option("--bench-route", is_flag=True, hidden=True, help="Serve POST /bench/allow (benchmarks only).")
-def serve(config, cert, key, host, port, workers, threads, shutdown_delay, graceful_timeout,
-          body_timeout, bench_route) -> None:
-    """Serve POST /validate (TLS only), /healthz, /readyz and /metrics with gunicorn."""
-    from numaguard.webhook.server import ServeError, ServeOptions, serve as run
+def serve(**given) -> None:
+    """Serve POST /validate and the probes /healthz, /readyz, /metrics, TLS only.
+
+    Flags override the config file's webhook keys, which override the defaults.
+    """
+    from numaguard.webhook.server import ServeError, resolve_options, serve as run
     from numaguard.webhook.settings import SettingsError
     from numaguard.webhook.tls import TLSError
 
     try:
-        run(ServeOptions(cert=cert, key=key, config=config, host=host, port=port, workers=workers,
-                         threads=threads, shutdown_delay=shutdown_delay,
-                         graceful_timeout=graceful_timeout, body_timeout=body_timeout,
-                         bench_route=bench_route))
+        run(resolve_options({k: v for k, v in given.items() if v is not None}))
     except (SettingsError, TLSError) as e:
         raise _Unusable(str(e)) from None
     except ServeError as e:
@@ -99,7 +125,7 @@ def manifests(config, out, service, namespace, failure_policy, timeout) -> None:
     import os
 
     from numaguard.lint.config import ConfigError, load_config_file
-    from numaguard.webhook.manifests import Target, manifests as render
+    from numaguard.webhook.manifests import ManifestError, Target, manifests as render
 
     try:
         parsed = load_config_file(config)
@@ -115,5 +141,5 @@ def manifests(config, out, service, namespace, failure_policy, timeout) -> None:
             with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
                 fh.write(content)
             click.echo(f"{os.path.join(out, name)}: written")
-    except (ConfigError, OSError) as e:
+    except (ConfigError, ManifestError, OSError) as e:
         raise _Unusable(str(e)) from None

@@ -1,198 +1,431 @@
-"""`numaguard audit`: read the pool from the API server, judge it with the engine, and replay
-each node's current occupancy in the simulator.
+"""`numaguard audit`: read the pool from the API server and judge it while it is read.
 
-Reading (numaguard.lint.cluster.api): the pool's nodes (label selector), all pods (or one
-namespace's), each node's effective kubelet configuration through the API server's node
-proxy (`/api/v1/nodes/NAME/proxy/configz`, answered by the kubelet's /configz handler,
+Reading (numaguard.lint.cluster.api, .paging): the pool's nodes (label selector); each node's
+effective kubelet configuration through the API server's node proxy
+(`/api/v1/nodes/NAME/proxy/configz`, answered by the kubelet's /configz handler,
 pkg/kubelet/server/server.go, as `{"kubeletconfig": {...}}` without apiVersion/kind, which we
-add), NodeResourceTopology objects (topology.node.k8s.io/v1alpha2) when the CRD exists.
-A denial, a missing CRD or an unreachable node is one line in `problems` and the audit goes
-on; only "nothing at all could be read" (or refused credentials) is fatal.
+add), `--workers` nodes at a time in the background from the moment the node names are known;
+NodeResourceTopology objects (topology.node.k8s.io/v1alpha2) when the CRD exists; then all pods
+(or one namespace's), page by page, each page judged while the next is read
+(numaguard.lint.cluster.judge: each distinct pod template once).
 
-Judging: every kubelet configuration (file `node/NAME`), every pod the kubelet rejected, and
-one pod per controller (replicas share their template; file `pod/NAMESPACE/NAME`), together
-through `lint_documents`, with the first pool node that has both a NodeResourceTopology and
-a configuration as the node description for the NUMA-fit rules. Then, per node, the pods bound
-to it (not Succeeded or Failed), oldest first, are admitted on a NodeState built from its
-NodeResourceTopology (else its capacity, as one NUMA node) and its configuration.
+What cannot be read is one line each in `problems` and the audit goes on, but the audit is
+then incomplete: `unread` names what is missing (a list, or which nodes' configurations) and
+the command exits 3. A CRD that is not installed is a note, not something missing. Only
+"nothing at all could be read" (or refused credentials, or no API server) is fatal.
+
+Judging, between pages: the pods as they come (judge.PodJudge), against the first pool node
+(by name) that has a NodeResourceTopology and a configuration; each node's kubelet
+configuration (file `node/NAME`), Node object and NodeResourceTopology as its configz answers,
+in name order (_NodeJudge), in the one engine run whose pool pass (NG401, NG404, NG405) then
+sees the pool whole. After the last page: each node's occupancy (judge.occupancies).
 """
 from __future__ import annotations
 
-import json
+import threading
 import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from numaguard.lint.cluster import trim
-from numaguard.lint.cluster.api import ApiError, Cluster, ClusterError, Unreachable
+from numaguard.lint.cluster.api import CONFIGZ_BACKOFF, ApiError, Cluster, ClusterError, Unreachable, configz_retriable
+from numaguard.lint.cluster.judge import PodJudge, occupancies, representative_node
+from numaguard.lint.cluster.paging import ListFailed, ListStats, list_pages, prefetched
+from numaguard.lint.cluster.problems import PROXY, configz_error, count, grouped, list_unread, names
 
 NRT_PATH = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 DEFAULT_WORKERS = 16
 
 
+@dataclass(frozen=True)
+class Progress:
+    """Where reading stands, for a status line: counts so far and the nodes whose
+    configuration is being read right now, with the time each request started
+    (time.monotonic)."""
+    phase: str
+    nodes: int = 0
+    pods: int = 0
+    configz_done: int = 0
+    configz_total: int = 0
+    in_flight: tuple[tuple[str, float], ...] = ()
+
+
 @dataclass
-class Snapshot:
-    """What was read from the cluster, trimmed (see numaguard.lint.cluster.trim)."""
-    nodes: list[dict] = field(default_factory=list)
-    pods: list[dict] = field(default_factory=list)
-    configs: dict[str, dict] = field(default_factory=dict)        # node name -> KubeletConfiguration
-    topologies: dict[str, dict] = field(default_factory=dict)     # node name -> NodeResourceTopology
-    problems: list[str] = field(default_factory=list)             # one line each, for stderr
-    read_anything: bool = False
+class ReadReport:
+    """What was read, what went wrong (`problems`, one line each) and what is missing
+    (`unread`: when not empty, the audit is incomplete)."""
+    nodes: int = 0
+    pods: int = 0
+    templates: int = 0
+    configs: int = 0
+    problems: list[str] = field(default_factory=list)
+    unread: list[str] = field(default_factory=list)
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.unread)
+
+    def summary_line(self) -> str:
+        return "audit incomplete: not read: " + "; ".join(self.unread)
 
 
 @dataclass
 class AuditTiming:
-    read_seconds: float = 0.0        # wall time reading (HTTP, JSON decoding, trimming)
+    wall_seconds: float = 0.0
     waiting_seconds: float = 0.0     # summed time inside HTTP requests (all threads)
     requests: int = 0
-    judge_seconds: float = 0.0       # lint + occupancy
+    judge_seconds: float = 0.0       # judging pods, the configurations and the occupancy
 
 
-def read_cluster(cluster: Cluster, *, namespace: str | None = None, node_selector: str | None = None,
-                 workers: int = DEFAULT_WORKERS,
-                 progress: Callable[[int, int], None] | None = None) -> Snapshot:
-    snap = Snapshot()
-    query = [("labelSelector", node_selector)] if node_selector else []
-    snap.nodes = _list(cluster, snap, "/api/v1/nodes", trim.node, query, "nodes")
-    pods_path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
-    snap.pods = _list(cluster, snap, pods_path, trim.pod, [], "pods")
-    if not snap.read_anything:
-        return snap
-    names = {n["metadata"].get("name") for n in snap.nodes}
-    try:
-        for nrt in cluster.list_items(NRT_PATH, trim.node_resource_topology):
-            name = nrt["metadata"].get("name")
-            if name in names:
-                snap.topologies[name] = nrt
-    except ApiError as exc:
-        if exc.status == 404:
-            snap.problems.append("NodeResourceTopology (topology.node.k8s.io/v1alpha2) is not "
-                                 "installed: NUMA layouts come from node capacity (one NUMA node each)")
-        else:
-            snap.problems.append(f"cannot list noderesourcetopologies: {exc.line()}")
-    except Unreachable as exc:
-        snap.problems.append(f"cannot list noderesourcetopologies: {exc}")
-    _read_configs(cluster, snap, sorted(n for n in names if n), workers, progress)
-    return snap
+class _Tracker:
+    """Keeps the Progress and hands a copy to the callback on every change."""
+
+    def __init__(self, callback: Callable[[Progress], None] | None) -> None:
+        self.callback = callback
+        self.lock = threading.Lock()
+        self.state = Progress("nodes")
+        self.in_flight: dict[str, float] = {}
+
+    def update(self, **changes: Any) -> None:
+        if self.callback is None:
+            return
+        with self.lock:
+            self.state = Progress(**{**self.state.__dict__, **changes,
+                                     "in_flight": tuple(self.in_flight.items())})
+            state = self.state
+        self.callback(state)
+
+    def started(self, name: str) -> None:
+        with self.lock:
+            self.in_flight[name] = time.monotonic()
+        self.update()
+
+    def finished(self, name: str) -> None:
+        with self.lock:
+            self.in_flight.pop(name, None)
+            done = self.state.configz_done + 1
+        self.update(configz_done=done)
 
 
-def _list(cluster: Cluster, snap: Snapshot, path: str, keep, query, what: str) -> list:
-    try:
-        items = cluster.list_items(path, keep, query=query)
-    except ApiError as exc:
-        if exc.status == 401:
-            raise ClusterError(f"the API server refused the credentials ({exc.line()}): the token "
-                               "may have expired; log in again or refresh the kubeconfig") from None
-        snap.problems.append(f"cannot list {what}: {exc.line()}")
-        return []
-    except Unreachable as exc:
-        raise ClusterError(f"cannot reach the API server: {exc}") from None
-    snap.read_anything = True
-    return items
+class _Configz:
+    """The kubelet configurations, read in the background (`workers` at a time, in name order)."""
 
+    def __init__(self, cluster: Cluster, names: list[str], workers: int, tracker: _Tracker) -> None:
+        self.cluster, self.tracker = cluster, tracker
+        self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="numaguard-configz")
+        self.futures: dict[str, Future] = {name: self.pool.submit(self._one, name) for name in names}
 
-def _read_configs(cluster: Cluster, snap: Snapshot, names: list[str], workers: int,
-                  progress: Callable[[int, int], None] | None) -> None:
-    def one(name: str) -> tuple[str, dict | None, str | None]:
+    def _one(self, name: str) -> dict | str:
+        """The node's configuration, or what went wrong in words."""
+        self.tracker.started(name)
+        failures: list[Exception] = []
         try:
-            data = cluster.get_json(f"/api/v1/nodes/{name}/proxy/configz", timeout=(5, 20))
-        except ApiError as exc:
-            return name, None, exc.line()
-        except Unreachable as exc:
-            return name, None, str(exc)
+            data = self.cluster.get_with_retries(f"/api/v1/nodes/{name}/proxy/configz", None,
+                                                 backoff=CONFIGZ_BACKOFF, retriable=configz_retriable,
+                                                 on_retry=failures.append)
+        except (ApiError, Unreachable) as exc:
+            return configz_error(exc, self.cluster.request_timeout, max(len(failures), 1))
+        finally:
+            self.tracker.finished(name)
         kc = data.get("kubeletconfig") if isinstance(data, dict) else None
         if not isinstance(kc, dict):
-            return name, None, "the answer has no kubeletconfig object"
-        return name, {"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration", **kc}, None
+            return f"{PROXY}: the answer has no kubeletconfig object"
+        return {"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration", **kc}
 
-    failures: dict[str, list[str]] = {}
-    if progress:
-        progress(0, len(names))
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for name, kc, error in pool.map(one, names):
-            if kc is not None:
-                snap.configs[name] = kc
-            else:
-                # the API server names the node in its message; group on the message without it
-                key = (error or "unknown error").replace(name, "<node>")
-                failures.setdefault(key, []).append(name)
-            if progress:
-                progress(1, len(names))
-    # One line per distinct problem: 1,000 nodes refusing the same way are one line, not 1,000.
-    for error, failed in failures.items():
-        shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
-        where = f"node/{failed[0]}" if len(failed) == 1 else f"{len(failed)} nodes ({shown})"
-        error = error.replace("<node>", failed[0]) if len(failed) == 1 else error
-        snap.problems.append(f"{where}: cannot read the kubelet configuration through the node "
-                             f"proxy: {error}")
+    def ready(self, name: str) -> bool:
+        return self.futures[name].done()
+
+    def result(self, name: str) -> dict | str:
+        """The node's configuration or what went wrong, waiting for it."""
+        return self.futures[name].result()
+
+    def config(self, name: str) -> dict | None:
+        found = self.result(name)
+        return found if isinstance(found, dict) else None
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
-# ------------------------------------------------------------------------------ judging
+class _Representative:
+    """Picks the node the NUMA-fit rules judge pods against once its configuration is read:
+    the first candidate (by name, with a NodeResourceTopology) whose configz answered."""
 
-def pods_to_lint(pods: list[dict]) -> list[dict]:
-    """Every pod the kubelet rejected, plus the first pod (by name) of each controller and every
-    pod without one: the replicas of one controller share their template."""
-    from numaguard.lint.rules.state import rejection
+    def __init__(self, candidates: list[str], topologies: dict[str, dict], configz: _Configz | None) -> None:
+        self.candidates, self.topologies, self.configz = list(candidates), topologies, configz
 
-    seen: set[tuple] = set()
-    out = []
-    for pod in sorted(pods, key=lambda p: (p["metadata"].get("namespace") or "", p["metadata"].get("name") or "")):
-        meta = pod["metadata"]
-        controller = next((r for r in meta.get("ownerReferences", ()) if r.get("controller")), None)
-        key = (meta.get("namespace"), controller.get("uid") or controller.get("name")) if controller else None
-        if rejection(pod) is not None or key is None or key not in seen:
-            out.append(pod)
-            if key is not None:
-                seen.add(key)
-    return out
-
-
-def workload_of(pod: dict) -> str:
-    from numaguard.lint.rules.state import owner_text
-    meta = pod["metadata"]
-    owner = owner_text(pod)
-    ns = meta.get("namespace") or ""
-    return f"{ns}/{owner}" if meta.get("ownerReferences") else f"{ns}/Pod/{meta.get('name')}"
+    def try_pick(self, judge: PodJudge, *, wait: bool) -> None:
+        if judge.node_known:
+            return
+        while self.candidates and self.configz is not None:
+            name = self.candidates[0]
+            if not wait and not self.configz.ready(name):
+                return
+            kc = self.configz.config(name)
+            self.candidates.pop(0)
+            node = representative_node(self.topologies, {name: kc} if kc else {}, [name])
+            if node is not None:
+                judge.use_node(node)
+                return
+        judge.use_node(None)
 
 
-def pod_file(pod: dict) -> str:
-    meta = pod["metadata"]
-    return f"pod/{meta.get('namespace')}/{meta.get('name')}"
+class _NodeJudge:
+    """The nodes' documents (kubelet configuration as file `node/NAME`, Node object,
+    NodeResourceTopology) judged in name order as their configurations arrive, in the engine
+    run that then takes the pods' findings: its pool pass (NG401 over every KubeletConfiguration
+    of the run, NG404/NG405 over the nodes' hardware) judges the pool as one."""
+
+    def __init__(self, nodes: list[dict], topologies: dict[str, dict], configz: _Configz | None,
+                 config: Any, selection: Any) -> None:
+        self.nodes = {n["metadata"].get("name"): n for n in nodes if n["metadata"].get("name")}
+        self.names = sorted(self.nodes)
+        self.topologies, self.configz = topologies, configz
+        self.config, self.selection = config, selection
+        self.linter = None
+        self.next = self.documents = 0
+        self.configs: dict[str, dict] = {}
+        self.failures: dict[str, str] = {}      # node -> what went wrong reading its configz
+
+    def step(self, judge: PodJudge, *, wait: bool) -> None:
+        """Judge the nodes whose configz has answered (all of them with `wait`), once the node
+        the NUMA-fit rules judge against is known."""
+        from numaguard.lint.engine import Linter
+        from numaguard.lint.load.documents import Document
+
+        if not judge.node_known:
+            return
+        if self.linter is None:
+            self.linter = Linter(config=self.config, selection=self.selection, node=judge.node)
+        while self.next < len(self.names):
+            name = self.names[self.next]
+            if self.configz is not None and not wait and not self.configz.ready(name):
+                return
+            found = self.configz.result(name) if self.configz is not None else None
+            documents = []
+            if isinstance(found, dict):
+                self.configs[name] = found
+                documents.append(Document(source=f"node/{name}", index=0, data=found, line=0, ignores=frozenset()))
+            elif found is not None:
+                self.failures[name] = found
+            documents.append(Document(source=f"node/{name}", index=1, data=self.nodes[name], line=0,
+                                      ignores=frozenset()))
+            if name in self.topologies:
+                documents.append(Document(source=f"nrt/{name}", index=0, data=self.topologies[name], line=0,
+                                          ignores=frozenset()))
+            self.linter.lint(documents)
+            self.documents += len(documents)
+            self.next += 1
 
 
-def judge(snap: Snapshot, *, config=None, selection=None):
-    """Lint the snapshot and replay each node's occupancy; returns a LintResult whose `nodes`
-    and `workloads` are filled in."""
-    from numaguard.lint.engine import lint_documents
-    from numaguard.lint.load.documents import Document
+def _read_list(cluster: Cluster, report: ReadReport, path: str, keep, *, what: str, noun: str,
+               query=None, first: bool = False, consume: Callable | None = None,
+               consequence: str = "") -> tuple[list, bool]:
+    """Read a whole list; (its items, whether it was read whole). `consume(page)` takes each
+    page instead of the list keeping the items; `consequence` is said when the list fails."""
+    stats, items = ListStats(), []
+    failed = None
+    try:
+        for page in prefetched(list_pages(cluster, path, keep, query, stats)):
+            if consume is not None:
+                consume(page)
+                continue
+            if page.restarted:
+                items.clear()
+            items.extend(page.items)
+    except ListFailed as exc:
+        failed = exc
+    complete = failed is None
+    if stats.restarts:
+        report.problems.append(f"the {what} list restarted from its beginning: its continue token expired "
+                               "(410 Expired)")
+    if failed is not None:
+        _list_failed(cluster, report, failed, stats, what=what, noun=noun, first=first,
+                     consequence=consequence)
+    retried = len(stats.failures) - (0 if complete else 1)
+    if complete and retried:
+        report.problems.append(f"the {what} list was read after {count(retried, 'retry', 'retries')} "
+                               f"({_error_line(stats.failures[0])})")
+    return items, complete
+
+
+def _list_failed(cluster: Cluster, report: ReadReport, failed: ListFailed, stats: ListStats, *,
+                 what: str, noun: str, first: bool, consequence: str = "") -> None:
+    exc = failed.error
+    if isinstance(exc, ApiError) and exc.status == 401:
+        raise ClusterError(f"the API server refused the credentials ({exc.line()}): the token "
+                           "may have expired; log in again or refresh the kubeconfig")
+    if first and isinstance(exc, Unreachable) and not failed.pages:
+        where = f" ({cluster.server})" if cluster.server else ""
+        raise ClusterError(f"cannot reach the API server{where}: {exc}")
+    context = []
+    if len(stats.failures) > 1:
+        context.append(f"{len(stats.failures)} attempts")
+    if failed.pages:
+        context.append(f"page {failed.pages + 1}; {count(failed.items, noun)} read before it")
+    report.problems.append(f"cannot list {what}: {_error_line(exc)}"
+                           + (f" ({', '.join(context)})" if context else "") + consequence)
+    report.unread.append(list_unread(what, noun, failed.items))
+
+
+def _error_line(exc: Exception) -> str:
+    return exc.line() if isinstance(exc, ApiError) else str(exc)
+
+
+def read_nodes(cluster: Cluster, report: ReadReport, node_selector: str | None) -> tuple[list[dict], bool]:
+    query = [("labelSelector", node_selector)] if node_selector else []
+    nodes, complete = _read_list(cluster, report, "/api/v1/nodes", trim.node, what="nodes", noun="node",
+                                 query=query, first=True,
+                                 consequence=": the kubelet configuration, NodeResourceTopology and "
+                                             "occupancy of the nodes it did not name are not read either")
+    report.nodes = len(nodes)
+    return nodes, complete
+
+
+def read_topologies(cluster: Cluster, report: ReadReport, names: set[str]) -> dict[str, dict]:
+    """The NodeResourceTopologies of the pool's nodes; a CRD that is not installed is a note."""
+    stats, found = ListStats(), {}
+    try:
+        for page in list_pages(cluster, NRT_PATH, trim.node_resource_topology, None, stats):
+            if page.restarted:
+                found.clear()
+            found.update((n["metadata"].get("name"), n) for n in page.items if n["metadata"].get("name") in names)
+    except ListFailed as failed:
+        if isinstance(failed.error, ApiError) and failed.error.status == 404 and not failed.pages:
+            report.problems.append("NodeResourceTopology (topology.node.k8s.io/v1alpha2) is not installed: "
+                                   "NUMA layouts come from node capacity (one NUMA node each)")
+        else:
+            _list_failed(cluster, report, failed, stats, what="noderesourcetopologies",
+                         noun="noderesourcetopology", first=False)
+    return found
+
+
+def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str | None = None,
+          config=None, selection=None, workers: int = DEFAULT_WORKERS,
+          progress: Callable[[Progress], None] | None = None):
+    """Read and judge; returns (LintResult, ReadReport, AuditTiming). Raises ClusterError when
+    nothing could be read."""
+    from numaguard.lint.load.collector import collector_paused
+
+    # The pages are trees of plain data without cycles, built and dropped by the thousand:
+    # the cyclic collector would walk the heap again and again for nothing.
+    with collector_paused():
+        return _audit(cluster, namespace=namespace, node_selector=node_selector, config=config,
+                      selection=selection, workers=workers, progress=progress)
+
+
+def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, workers, progress):
+    from numaguard.lint.engine import Selection
+
+    started = time.perf_counter()
+    config = pool_config(config)
+    selection = selection or Selection(severities=config.severities)
+    report, timing, tracker = ReadReport(), AuditTiming(), _Tracker(progress)
+    judge = PodJudge(config, selection)
+
+    tracker.update(phase="nodes")
+    nodes, nodes_read = read_nodes(cluster, report, node_selector)
+    node_names = sorted({n["metadata"].get("name") for n in nodes} - {None})
+    tracker.update(phase="noderesourcetopologies", nodes=len(node_names), configz_total=len(node_names))
+    configz = _Configz(cluster, node_names, workers, tracker) if node_names else None
+    judging = 0.0
+    try:
+        topologies = read_topologies(cluster, report, set(node_names)) if node_names else {}
+        representative = _Representative([n for n in node_names if n in topologies], topologies, configz)
+        node_judge = _NodeJudge(nodes, topologies, configz, config, selection)
+        tracker.update(phase="pods")
+
+        def judge_page(page) -> None:
+            nonlocal judging
+            began = time.perf_counter()
+            if page.restarted:
+                judge.restart()
+            for pod in page.items:
+                judge.add(pod)
+            representative.try_pick(judge, wait=False)
+            node_judge.step(judge, wait=False)
+            judge.judge_pending()
+            judging += time.perf_counter() - began
+            tracker.update(pods=judge.pods)
+
+        pods_path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
+        _, pods_read = _read_list(cluster, report, pods_path, trim.pod, what="pods", noun="pod",
+                                  consume=judge_page)
+        tracker.update(phase="kubelet configurations")
+        began = time.perf_counter()
+        representative.try_pick(judge, wait=True)
+        node_judge.step(judge, wait=True)
+    finally:
+        if configz is not None:
+            configz.close()
+    if not nodes_read and not nodes and not pods_read and not judge.pods:
+        raise ClusterError("nothing could be read from the cluster: " + "; ".join(report.problems))
+    configs, failures = node_judge.configs, node_judge.failures
+    if failures:
+        report.problems.extend(grouped(failures))
+        report.unread.append(f"the kubelet configuration of {count(len(failures), 'node')} "
+                             f"({names(list(failures))})")
+    report.pods, report.configs, report.templates = judge.pods, len(configs), judge.templates
+    result = _result(judge, node_judge, nodes, topologies, pods_note=None if pods_read else
+                     "the pods list was not read completely: pods may be missing here")
+    result.unread = list(report.unread)
+    timing.judge_seconds = judging + time.perf_counter() - began
+    timing.wall_seconds = time.perf_counter() - started
+    timing.waiting_seconds, timing.requests = cluster.timing.waiting, cluster.timing.requests
+    return result, report, timing
+
+
+def _result(judge: PodJudge, node_judge: _NodeJudge, nodes: list[dict], topologies: dict[str, dict], *,
+            pods_note: str | None = None):
+    """The pods' findings merged into the nodes' engine run (its pool pass judges the pool as
+    one), with each node's occupancy for the reports."""
+    linter = node_judge.linter
+    parts = judge.parts()
+    for part in parts:
+        linter.absorb(part)
+    result = linter.finish()
+    result.summary.files = node_judge.documents + len(parts)
+    result.workloads = dict(judge.workloads)
+    result.nodes = occupancies(nodes, topologies, node_judge.configs, judge, pods_note=pods_note)
+    return result
+
+
+class _ConfigsInHand:
+    """Kubelet configurations a caller already has, behind the interface `_Configz` gives the
+    audit (every one answered; a missing one is unknown)."""
+
+    def __init__(self, configs: dict[str, dict]) -> None:
+        self.configs = configs
+
+    def ready(self, name: str) -> bool:
+        return True
+
+    def result(self, name: str) -> dict | None:
+        return self.configs.get(name)
+
+    config = result
+
+
+def judge_objects(nodes: list[dict], topologies: dict[str, dict], configs: dict[str, dict],
+                  pods: list[dict], *, config=None, selection=None):
+    """Judge a pool already in hand as `audit` judges what it reads (no I/O): Node objects,
+    NodeResourceTopologies and kubelet configurations by node name, and Pods, as
+    `numaguard.lint.cluster.trim` keeps them. Returns the LintResult with each node's occupancy."""
+    from numaguard.lint.engine import Selection
 
     config = pool_config(config)
-    node_desc = representative_node(snap)
-    documents = []
-    for name in sorted(snap.configs):
-        documents.append(Document(source=f"node/{name}", index=0, data=snap.configs[name], line=0,
-                                  ignores=frozenset()))
-    # The Node objects and NodeResourceTopologies go in too: the engine's pool pass (when
-    # present: NG401 pool consistency over every KubeletConfiguration of the run, the nodes'
-    # hardware from these objects) judges the pool as one; without it they are counted as skipped.
-    for node in sorted(snap.nodes, key=lambda n: n["metadata"].get("name") or ""):
-        name = node["metadata"].get("name")
-        documents.append(Document(source=f"node/{name}", index=1, data=node, line=0, ignores=frozenset()))
-        if name in snap.topologies:
-            documents.append(Document(source=f"nrt/{name}", index=0, data=snap.topologies[name], line=0,
-                                      ignores=frozenset()))
-    linted = pods_to_lint(snap.pods)
-    for pod in linted:
-        documents.append(Document(source=pod_file(pod), index=0, data=pod, line=0, ignores=frozenset()))
-    result = lint_documents(documents, config=config, selection=selection, node=node_desc)
-    result.summary.files = len(documents)
-    result.workloads = {pod_file(p): workload_of(p) for p in linted}
-    result.nodes = occupancies(snap)
-    return result
+    selection = selection or Selection(severities=config.severities)
+    judge = PodJudge(config, selection)
+    in_hand = _ConfigsInHand(configs)
+    names = sorted({n["metadata"].get("name") for n in nodes} - {None})
+    node_judge = _NodeJudge(nodes, topologies, in_hand, config, selection)
+    for pod in pods:
+        judge.add(pod)
+    _Representative([n for n in names if n in topologies], topologies, in_hand).try_pick(judge, wait=True)
+    node_judge.step(judge, wait=True)
+    return _result(judge, node_judge, nodes, topologies)
 
 
 def pool_config(config=None):
@@ -208,103 +441,3 @@ def pool_config(config=None):
     if "node/*" not in globs:
         config = replace(config, pool=replace(config.pool, kubelet_configs=globs + ("node/*",)))
     return config
-
-
-def representative_node(snap: Snapshot):
-    """The node description the NUMA-fit rules judge pods against: the first pool node (by
-    name) with a NodeResourceTopology and a kubelet configuration."""
-    from numaguard.lint.numa.node import NodeError, Node, parse_node_resource_topology
-
-    for name in sorted(snap.topologies):
-        if name in snap.configs:
-            try:
-                node = parse_node_resource_topology(snap.topologies[name], f"node/{name}")
-            except NodeError:
-                continue
-            return Node(name, node.topology, snap.configs[name], f"node/{name}", node.notes)
-    return None
-
-
-def _pod_order(pod: dict) -> tuple:
-    meta = pod["metadata"]
-    return (meta.get("creationTimestamp") or "", meta.get("namespace") or "", meta.get("name") or "")
-
-
-def occupancies(snap: Snapshot) -> list:
-    from numaguard.lint.numa.admission import KubeletStartupError, build_state
-    from numaguard.lint.numa.node import NodeError, parse_node_resource_topology
-    from numaguard.lint.numa.occupancy import capacity_topology, occupy
-    from numaguard.lint.k8s.quantity import parse_quantity
-
-    by_node: dict[str, list[dict]] = {}
-    for pod in snap.pods:
-        node_name = pod["spec"].get("nodeName")
-        if node_name and pod.get("status", {}).get("phase") not in ("Succeeded", "Failed"):
-            by_node.setdefault(node_name, []).append(pod)
-    out = []
-    # A pool is homogeneous (or should be): nodes with the same NUMA zones share one Topology,
-    # and replicas share one PodAnalysis, which keeps 1,000 nodes cheap in time and memory.
-    topologies: dict[str, Any] = {}
-    analyses: dict[str, Any] = {}
-    for node in sorted(snap.nodes, key=lambda n: n["metadata"].get("name") or ""):
-        name = node["metadata"].get("name") or "?"
-        notes: list[str] = []
-        topology = None
-        if name in snap.topologies:
-            nrt = snap.topologies[name]
-            key = json.dumps([nrt.get("zones"), nrt.get("apiVersion")], sort_keys=True, default=str)
-            try:
-                if key not in topologies:
-                    topologies[key] = parse_node_resource_topology(nrt, f"nrt/{name}").topology
-                topology = topologies[key]
-            except NodeError as exc:
-                notes.append(f"NodeResourceTopology unusable ({exc}); layout from capacity")
-        if topology is None:
-            capacity = node["status"].get("capacity") or {}
-            try:
-                cpus = int(parse_quantity(str(capacity.get("cpu", "0"))))
-                memory = int(parse_quantity(str(capacity.get("memory", "0"))))
-                key = f"capacity {cpus} {memory}"
-                if key not in topologies:
-                    topologies[key] = capacity_topology(cpus, memory)
-                topology = topologies[key]
-            except (ValueError, NodeError, ArithmeticError):
-                notes.append("no usable capacity: not drawn")
-                continue
-            notes.append("layout from node capacity (no NodeResourceTopology): one NUMA node assumed")
-        kc = snap.configs.get(name)
-        if kc is None:
-            notes.append("kubelet configuration unknown: no reservations or pinning simulated")
-        try:
-            state = build_state(topology, kc or {}, name=name)
-        except KubeletStartupError as exc:
-            notes.append(f"the kubelet configuration would not start a kubelet ({exc}); simulated "
-                         "without it")
-            state = build_state(topology, {}, name=name)
-        pods = sorted(by_node.get(name, ()), key=_pod_order)
-        out.append(occupy(state, [(f"{p['metadata'].get('namespace')}/{p['metadata'].get('name')}", p)
-                                  for p in pods], notes=notes, analyses=analyses))
-    return out
-
-
-def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str | None = None,
-          config=None, selection=None, workers: int = DEFAULT_WORKERS,
-          progress: Callable[[int, int], None] | None = None):
-    """Read and judge; returns (result, snapshot, timing). Raises ClusterError when nothing
-    could be read."""
-    started = time.perf_counter()
-    snap = read_cluster(cluster, namespace=namespace, node_selector=node_selector,
-                        workers=workers, progress=progress)
-    timing = AuditTiming(read_seconds=time.perf_counter() - started,
-                         waiting_seconds=cluster.timing.waiting, requests=cluster.timing.requests)
-    if not snap.read_anything:
-        raise ClusterError("nothing could be read from the cluster: " + "; ".join(snap.problems))
-    started = time.perf_counter()
-    result = judge(snap, config=config, selection=selection)
-    timing.judge_seconds = time.perf_counter() - started
-    return result, snap, timing
-
-
-def count_by_reason(snap: Snapshot) -> Counter:
-    from numaguard.lint.rules.state import rejection
-    return Counter(r[0] for r in map(rejection, snap.pods) if r)

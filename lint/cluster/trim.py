@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-_POD_SPEC_KEYS = ("containers", "initContainers", "resources", "nodeName", "nodeSelector",
+POD_SPEC_KEYS = ("containers", "initContainers", "resources", "nodeName", "nodeSelector",
                   "affinity", "tolerations", "os", "overhead", "priority")
 _CONTAINER_KEYS = ("name", "image", "command", "args", "resources", "resizePolicy", "restartPolicy")
 _STATUS_KEYS = ("phase", "reason", "message")
@@ -32,7 +32,7 @@ def _meta(data: dict, *, annotations: bool) -> dict:
 
 def pod(data: dict) -> dict:
     spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    kept = _pick(spec, _POD_SPEC_KEYS)
+    kept = _pick(spec, POD_SPEC_KEYS)
     for key in ("containers", "initContainers"):
         if isinstance(kept.get(key), list):
             kept[key] = [_pick(c, _CONTAINER_KEYS) for c in kept[key]]

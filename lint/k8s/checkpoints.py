@@ -5,25 +5,36 @@ documents the kubelet writes through its checkpoint manager and reads back at st
 a file it cannot read (bad JSON, a checksum that does not match, a shape no version
 accepts) or one recording another policy stops the kubelet ("could not restore state from
 checkpoint: ..., please drain this node and delete the CPU manager checkpoint file ...").
-Sources, kubernetes/kubernetes master of mid-2026 (the 1.37 development line) as stored:
+How a file is read depends on the kubelet's minor version (`version`, numaguard's
+`kubernetesVersion`). Sources, kubernetes/kubernetes as stored:
 
 * `pkg/kubelet/cm/cpumanager/state/checkpoint.go`: V1 (`entries` container id -> cpuset),
   V2 (`entries` pod uid -> container -> cpuset), V3 (V2 plus `podEntries` pod uid ->
-  `{"cpuSet": ...}`, KEP-5526 pod-level assignments) and V4, which keeps the V3 fields for
-  older kubelets (their `checksum` left 0) and adds `data` (the JSON of
-  `CPUManagerCheckpointData`: policyName, defaultCpuSet, entries, podEntries) with
-  `dataChecksum`, the checksum of that string. The V1-V3 checksums are computed with the
-  type printed as `state.CPUManagerCheckpoint`; V3 is also accepted under its own name
-  `state.CPUManagerCheckpointV3` (`VerifyChecksum`), V1/V2 with checksum 0 are accepted as
-  written by the old file backend.
-* `state_checkpoint.go` (`restoreState`, `loadAndMigrateCheckpointV4`): V4 first; a file
-  with `data` or `dataChecksum` that fails is corrupt (no fall-back); otherwise V3, then V2.
-  A V1 file no longer loads (`cannot unmarshal string into Go struct field ...entries`), and
-  `configured policy %q differs from state checkpoint policy %q` stops the kubelet.
-* `pkg/kubelet/cm/memorymanager/state/{checkpoint.go,state.go}`: V1 (machineState, entries
-  pod -> container -> blocks), V2 (plus `podEntries` pod -> `{"memoryBlocks": [...]}`) and
-  V3 (`data` + `dataChecksum` like the CPU V4). The kubelet's message is
-  `[memorymanager] configured policy %q differs from state checkpoint policy %q`.
+  `{"cpuSet": ...}`, KEP-5526 pod-level assignments) and V4 (1.37, PR #139102), which keeps
+  the V3 fields for older kubelets (their `checksum` left 0) and adds `data` (the JSON of
+  `CPUManagerCheckpointData`) with `dataChecksum`, the checksum of that string.
+  `VerifyChecksum`: V1 and V2 accept checksum 0 ("accept empty checksum for compatibility with
+  old file backend"), V3 does not; V1-V3 checksums are computed with the type printed as
+  `state.CPUManagerCheckpoint` (the legacy name; V2 and V3 are also accepted under their own
+  names `state.CPUManagerCheckpointV2`/`V3`).
+* `state_checkpoint.go`, 1.37 (`restoreState` -> `loadAndMigrateCheckpointV4`): V4 first; a
+  file with a non-empty `data` or a non-zero `dataChecksum` that fails is corrupt (no
+  fall-back); otherwise V3, then V2, "the oldest supported version so there is no try to
+  migrate from V1" (`loadCheckpointV2`): a V1 file stops a 1.37 kubelet.
+* `state_checkpoint.go`, 1.36 and earlier (@008b3652, `loadAndMigrateCheckpointV3` /
+  `loadAndMigrateCheckpointV2`): no V4; V3 (with the PodLevelResourceManagers gate that wrote
+  it), then V2, then V1 (`loadCheckpointV1`), migrated to V2 by
+  `migrateV1CheckpointToV2Checkpoint`: each container id of `entries` is looked up in the
+  containers the runtime lists at start-up ("containerID '%v' not found in initial containers
+  list" stops the kubelet); a V1 file without entries migrates as it is.
+* Every fall-back reads the same file into an older struct: encoding/json ignores the keys that
+  struct lacks, so a file whose `podEntries` only an older version accepts (checksum 0, which
+  V3 refuses and V2 accepts) is restored without its pod-level assignments (`dropped_pods`).
+* `pkg/kubelet/cm/memorymanager/state/{checkpoint.go,state_checkpoint.go}`: V1 (machineState,
+  entries pod -> container -> blocks), V2 (plus `podEntries` pod -> `{"memoryBlocks": [...]}`)
+  and, from 1.37 (PR #139626), V3 (`data` + `dataChecksum` like the CPU V4); read V3, then V2,
+  then V1; only V1 accepts checksum 0. The kubelet's message is `[memorymanager] configured
+  policy %q differs from state checkpoint policy %q`.
 * `pkg/kubelet/checkpointmanager/checksum/checksum.go`: the checksum (see `go_spew`).
 
 The 1.37 checkpoint with pod-level entries is the one above (CPU V3/V4 `podEntries`, memory
@@ -37,13 +48,13 @@ files. `checkpoint_kind` says whether a document is a checkpoint; `read_cpu_chec
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from numaguard.lint.k8s.cpuset import CPUSetError, parse_cpuset
 from numaguard.lint.k8s.go_spew import (
     CHECKSUM, EMPTY_STRUCT, INT, INT_SLICE, STRING, UINT64, GoDecodeError, GoField, GoType,
-    checksum, decode, fnv32a, map_of, pointer_to, spew, struct,
+    checksum, decode, fnv32a, map_of, pointer_to, spew, struct, zero,
 )
 from numaguard.lint.model import Path
 
@@ -77,18 +88,23 @@ _STRING_MAP = map_of("map[string]string", STRING, STRING)
 _CPU_ENTRIES = map_of("map[string]map[string]string", STRING, _STRING_MAP)
 
 
-def _cpu_type(name: str, entries: GoType, pod_entries: bool) -> GoType:
+def _cpu_type(name: str, entries: GoType, pod_entries: bool, with_checksum: bool = True) -> GoType:
     fields = [GoField("PolicyName", "policyName", STRING), GoField("DefaultCPUSet", "defaultCpuSet", STRING),
               GoField("Entries", "entries", entries, made=True)]
     if pod_entries:
         fields.append(GoField("PodEntries", "podEntries", _CPU_POD_ENTRIES, made=True))
-    fields.append(GoField("Checksum", "checksum", CHECKSUM))
+    if with_checksum:
+        fields.append(GoField("Checksum", "checksum", CHECKSUM))
     return struct(name, *fields)
 
 
-CPU_V1 = _cpu_type("state.CPUManagerCheckpoint", _STRING_MAP, False)
-CPU_V2 = _cpu_type("state.CPUManagerCheckpoint", _CPU_ENTRIES, False)
-CPU_V3 = _cpu_type("state.CPUManagerCheckpoint", _CPU_ENTRIES, True)
+# Each version under its own Go name (what encoding/json's errors name); the checksums are
+# computed under the legacy name LEGACY_CPU, V2 and V3 also under their own (VerifyChecksum).
+LEGACY_CPU = "state.CPUManagerCheckpoint"
+CPU_V1 = _cpu_type("state.CPUManagerCheckpointV1", _STRING_MAP, False)
+CPU_V2 = _cpu_type("state.CPUManagerCheckpointV2", _CPU_ENTRIES, False)
+CPU_V3 = _cpu_type("state.CPUManagerCheckpointV3", _CPU_ENTRIES, True)
+CPU_DATA = _cpu_type("state.CPUManagerCheckpointData", _CPU_ENTRIES, True, with_checksum=False)
 
 _BLOCK = struct("state.Block", GoField("NUMAAffinity", "numaAffinity", INT_SLICE),
                 GoField("Type", "type", GoType("string", "v1.ResourceName")),
@@ -117,18 +133,22 @@ def _memory_type(pod_entries: bool) -> GoType:
     return struct("state.MemoryManagerCheckpoint", *fields)
 
 
+LEGACY_MEMORY = "state.MemoryManagerCheckpoint"
 MEMORY_V1 = _memory_type(False)
 MEMORY_V2 = _memory_type(True)
+MEMORY_DATA = struct("state.MemoryManagerCheckpointData", *(f for f in MEMORY_V2.fields if f.name != "Checksum"))
 
 # ------------------------------------------------------------------------------- values
 
 
 @dataclass(frozen=True)
 class CheckpointError:
-    """Why the kubelet cannot restore this checkpoint (it then refuses to start)."""
+    """Why the kubelet cannot restore this checkpoint (it then refuses to start), and, when
+    the file says more than the rule's generic fix can, how to fix it."""
 
     path: Path
     message: str
+    remediation: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +182,12 @@ class CPUCheckpoint:
     pods: dict[str, frozenset[int]] = field(default_factory=dict)
     field_root: Path = ()
     error: CheckpointError | None = None
+    # `podEntries` the file holds but the version it is restored as has no field for: the
+    # kubelet reads past them (pod uid -> CPUs; empty when they do not even parse)
+    dropped_pods: dict[str, frozenset[int]] = field(default_factory=dict)
+    # a V1 file restored by a kubelet before 1.37: its entries, keyed by container id, which the
+    # kubelet maps to pod and container through the container runtime at start-up
+    container_ids: dict[str, frozenset[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -174,6 +200,7 @@ class MemoryCheckpoint:
     pods: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)
     field_root: Path = ()
     error: CheckpointError | None = None
+    dropped_pods: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)   # as CPUCheckpoint's
 
 
 def checkpoint_kind(data: Any, name: str | None = None) -> str | None:
@@ -198,58 +225,193 @@ def checkpoint_kind(data: Any, name: str | None = None) -> str | None:
 # ------------------------------------------------------------------------------- CPU
 
 
-def read_cpu_checkpoint(data: Any) -> CPUCheckpoint:
-    """The CPU Manager state the kubelet restores, trying V4, V3 and V2 as
-    `loadAndMigrateCheckpointV4` does; V1 is recognised to say why it no longer loads."""
+Version = tuple[int, int]
+CURRENT: Version = (1, 37)
+V4_FROM: Version = (1, 37)        # the first kubelet that writes V4 and no longer reads V1
+
+# What a V1 file costs on a kubelet that no longer reads it, when it holds no assignment:
+# nothing to drain for (policy none, or no exclusive CPUs left).
+_V1_WITHOUT_ENTRIES_FIX = ("This V1 file records no exclusive CPUs: stop the kubelet, delete "
+                           "/var/lib/kubelet/cpu_manager_state and start it again (it writes a new "
+                           "file); no drain is needed. Do it before the kubelet is upgraded to 1.37.")
+
+
+def read_cpu_checkpoint(data: Any, version: Version = CURRENT) -> CPUCheckpoint:
+    """The CPU Manager state a kubelet of minor `version` restores from `data`, or why it
+    cannot. 1.37: V4, else V3, else V2 (`loadAndMigrateCheckpointV4`); before 1.37: V3, else
+    V2, else V1 migrated. The error of the last version tried is the kubelet's error."""
     if not isinstance(data, dict):
-        return _cpu_error((), f"json: cannot unmarshal {type(data).__name__} into Go value of type state.CPUManagerCheckpoint")
-    if "data" in data or "dataChecksum" in data:
-        return _read_cpu_v4(data)
-    v3_error = None
+        return _cpu_error((), _decode_error(data, CPU_V3.renamed(LEGACY_CPU)))
+    loaders = [_cpu_v3, _cpu_v2]
+    if version >= V4_FROM:
+        v4 = _cpu_v4(data)
+        if v4 is not None:
+            return v4
+    else:
+        loaders.append(_cpu_v1)
+    for load in loaders:
+        found = load(data)
+        if isinstance(found, CPUCheckpoint):      # loaded (a cpuset that does not parse is final)
+            return found
+    failed = CPUCheckpoint("unknown", "", frozenset(), error=found)
+    return _why_not_v1(data, failed) if version >= V4_FROM else failed
+
+
+def _cpu_v4(data: dict) -> CPUCheckpoint | None:
+    """V4, or None when the file is not one (no `data`, `dataChecksum` 0: try V3)."""
+    inner, error = _read_wrapped(data, CPU_V3.renamed(LEGACY_CPU), CPU_DATA, "cpu manager", "v4")
+    if error is not None:
+        return CPUCheckpoint("unknown", "", frozenset(), error=error)
+    return None if inner is None else _cpu_values("v4", inner, ("data",))
+
+
+def _read_wrapped(data: dict, top: GoType, inner_type: GoType, manager: str,
+                  version: str) -> tuple[dict | None, CheckpointError | None]:
+    """A 1.37 checkpoint whose content is the JSON string `data`, checked by `dataChecksum`
+    (CPU V4, memory V3): `UnmarshalCheckpoint` reads the file, then `data`; `VerifyChecksum`
+    compares FNV-32a of the string. (inner values, None); (None, error) when it fails and
+    `data` is not empty or `dataChecksum` not 0 (the kubelet does not fall back then);
+    (None, None) when the file is not of this version."""
+    raw, raw_error = _field(data, "data", STRING, top.name)
+    stored, stored_error = _field(data, "dataChecksum", CHECKSUM, top.name)
+    where: Path = ("data",)
+    message = raw_error or stored_error or _decode_error(data, top)
+    if message is not None:
+        message, where = f"failed to deserialize {manager} checkpoint: {message}", ()
+    else:
+        inner, message = _go_json(raw)
+        if message is not None:
+            message = f"failed to deserialize {manager} checkpoint data: {message}"
+        elif stored != fnv32a(spew(raw, STRING)):
+            message, where = (f"checkpoint is corrupted: dataChecksum {stored} does not match the data "
+                              f"(expected {fnv32a(spew(raw, STRING))})"), ("dataChecksum",)
+        else:
+            try:
+                return decode(inner, inner_type), None
+            except GoDecodeError as exc:
+                message = f"failed to deserialize {manager} checkpoint data: {exc}"
+    if raw == "" and stored == 0:
+        return None, None
+    return None, CheckpointError(where, f"could not load {version} checkpoint: {message}")
+
+
+# The loaders of one version each: the restored values (a cpuset that does not parse is an
+# error there, and final), or the CheckpointError that makes the kubelet try an older version.
+
+def _cpu_v3(data: dict) -> CPUCheckpoint | CheckpointError:
     try:
         v3 = decode(data, CPU_V3)
     except GoDecodeError as exc:
-        v3, v3_error = None, str(exc)
-    if v3 is not None:
-        stored = v3["Checksum"]
-        computed = {checksum(v3, CPU_V3), checksum(v3, CPU_V3.renamed("state.CPUManagerCheckpointV3"))}
-        if stored in computed:
-            return _cpu_values("v3", v3, ())
+        return CheckpointError((), str(exc))
+    return _verified("v3", v3, CPU_V3, zero_ok=False) or _cpu_corrupt(v3, CPU_V3)
+
+
+def _cpu_v2(data: dict) -> CPUCheckpoint | CheckpointError:
+    try:
         v2 = decode(data, CPU_V2)
-        if not v3["PodEntries"] and (stored == 0 or stored == checksum(v2, CPU_V2)):
-            return _cpu_values("v2", v2, ())
-        return _cpu_error(("checksum",), f"checkpoint is corrupted: checksum {stored} does not match the "
-                                         f"content (expected {checksum(v3, CPU_V3)})")
+    except GoDecodeError as exc:
+        return CheckpointError(("entries",), str(exc))
+    found = _verified("v2", v2, CPU_V2, zero_ok=True)
+    if found is None:
+        return _cpu_corrupt(v2, CPU_V2)
+    return replace(found, dropped_pods=_unread_pod_entries(data))
+
+
+def _cpu_v1(data: dict) -> CPUCheckpoint | CheckpointError:
+    """A V1 file as a kubelet before 1.37 restores it: `migrateV1CheckpointToV2Checkpoint`
+    turns its container ids into pods and containers through the runtime, which only the
+    node knows; the entries are kept by container id."""
+    try:
+        v1 = decode(data, CPU_V1)
+    except GoDecodeError as exc:
+        return CheckpointError(("entries",), str(exc))
+    stored = v1["Checksum"]
+    if stored != 0 and stored != checksum(v1, CPU_V1.renamed(LEGACY_CPU)):
+        return _cpu_corrupt(v1, CPU_V1)
+    restored = _cpu_values("v1", {**v1, "Entries": {}}, ())
+    if restored.error is not None:
+        return restored
+    by_id: dict[str, frozenset[int]] = {}
+    for container_id, text in sorted((v1["Entries"] or {}).items()):
+        try:
+            by_id[container_id] = parse_cpuset(text)
+        except CPUSetError as exc:
+            return _cpu_error(("entries", container_id), f'could not parse cpuset "{text}" for container id '
+                                                         f'"{container_id}": {exc}', "v1", v1["PolicyName"])
+    return replace(restored, container_ids=by_id, dropped_pods=_unread_pod_entries(data))
+
+
+def _verified(version: str, value: dict, t: GoType, *, zero_ok: bool) -> CPUCheckpoint | None:
+    """The values, when `VerifyChecksum` accepts the stored checksum: under the legacy name or
+    the version's own, or 0 where the version accepts an empty checksum (V1, V2)."""
+    stored = value["Checksum"]
+    if (zero_ok and stored == 0) or stored in (checksum(value, t.renamed(LEGACY_CPU)), checksum(value, t)):
+        return _cpu_values(version, value, ())
+    return None
+
+
+def _cpu_corrupt(value: dict, t: GoType) -> CheckpointError:
+    return CheckpointError(("checksum",), f"checkpoint is corrupted: checksum {value['Checksum']} does not match "
+                                          f"the content (expected {checksum(value, t.renamed(LEGACY_CPU))})")
+
+
+def _why_not_v1(data: dict, failed: CPUCheckpoint) -> CPUCheckpoint:
+    """A 1.37 kubelet's error for a V1 file, with what it is: V1 reads only before 1.37."""
     try:
         v1 = decode(data, CPU_V1)
     except GoDecodeError:
-        v1 = None
-    if v1 is not None and v1["Entries"]:
-        return _cpu_error(("entries",), "a V1 checkpoint (entries keyed by container id), which this kubelet no "
-                                        f"longer reads: {v3_error}")
-    return _cpu_error(("entries",), v3_error or "unknown checkpoint version")
+        return failed
+    stored = v1["Checksum"]
+    if v1["Entries"]:
+        what = "a V1 checkpoint (entries keyed by container id"
+    elif stored != 0 and stored == checksum(v1, CPU_V1.renamed(LEGACY_CPU)):
+        what = "the checksum of a V1 checkpoint without entries (the V1 layout"
+    else:
+        return failed
+    error = failed.error
+    fix = None if v1["Entries"] else _V1_WITHOUT_ENTRIES_FIX
+    return replace(failed, error=CheckpointError(error.path, f"{error.message}: {what}, written by a kubelet "
+                                                             "older than 1.18); the 1.37 kubelet reads V2 and "
+                                                             "later only, 1.36 and earlier migrate V1", fix))
 
 
-def _read_cpu_v4(data: dict) -> CPUCheckpoint:
-    raw = data.get("data")
-    stored = data.get("dataChecksum", 0)
-    if not isinstance(raw, str):
-        return _cpu_error(("data",), "could not load v4 checkpoint: data is not a string")
-    if isinstance(stored, bool) or not isinstance(stored, int):
-        return _cpu_error(("dataChecksum",), "could not load v4 checkpoint: dataChecksum is not a number")
+def _unread_pod_entries(data: dict) -> dict[str, frozenset[int]]:
+    """The file's `podEntries`, which a V2 (or V1) reading passes over."""
+    raw = data.get("podEntries")
+    if not isinstance(raw, dict):
+        return {}
     try:
-        inner = json.loads(raw)
-    except ValueError as exc:
-        return _cpu_error(("data",), f"could not load v4 checkpoint: failed to deserialize cpu manager checkpoint data: {exc}")
-    computed = fnv32a(spew(raw, STRING))
-    if stored != computed:
-        return _cpu_error(("dataChecksum",), f"could not load v4 checkpoint: checkpoint is corrupted: dataChecksum "
-                                             f"{stored} does not match the data (expected {computed})")
+        return {uid: frozenset(e["CPUSet"]["elems"] or {}) for uid, e in decode(raw, _CPU_POD_ENTRIES).items()}
+    except GoDecodeError:
+        return {str(uid): frozenset() for uid in raw}
+
+
+def _field(data: dict, key: str, t: GoType, owner: str) -> tuple[Any, str | None]:
+    """One top-level field as encoding/json sets it: (value, None), or (zero value, the error)
+    when the JSON does not fit its type (Unmarshal goes on with the other fields)."""
     try:
-        values = decode(inner, CPU_V3)
+        return decode(data, struct(owner, GoField("Value", key, t)))["Value"], None
     except GoDecodeError as exc:
-        return _cpu_error(("data",), f"could not load v4 checkpoint: {exc}")
-    return _cpu_values("v4", values, ("data",))
+        return zero(t), str(exc)
+
+
+def _decode_error(data: Any, t: GoType) -> str | None:
+    try:
+        decode(data, t)
+    except GoDecodeError as exc:
+        return str(exc)
+    return None
+
+
+def _go_json(raw: str) -> tuple[Any, str | None]:
+    """json.Unmarshal of a string: (value, None) or (None, the error). Go's wording for the
+    empty string, the one a missing `data` gives; Python's for other syntax errors."""
+    if raw.strip() == "":
+        return None, "unexpected end of JSON input"
+    try:
+        return json.loads(raw), None
+    except ValueError as exc:
+        return None, str(exc)
 
 
 def _cpu_values(version: str, v: dict, root: Path) -> CPUCheckpoint:
@@ -292,27 +454,17 @@ def cpu_checkpoint_json(policy: str, default_cpus: str, entries: dict[str, dict[
 # ------------------------------------------------------------------------------- memory
 
 
-def read_memory_checkpoint(data: Any) -> MemoryCheckpoint:
-    """The Memory Manager state the kubelet restores: V3 (`data`), else V2, else V1."""
+def read_memory_checkpoint(data: Any, version: Version = CURRENT) -> MemoryCheckpoint:
+    """The Memory Manager state a kubelet of minor `version` restores: from 1.37 V3 (`data`),
+    else V2, else V1 (`loadAndMigrateCheckpointV3`, `loadAndMigrateCheckpointV2`)."""
     if not isinstance(data, dict):
-        return _memory_error((), "json: cannot unmarshal into Go value of type state.MemoryManagerCheckpoint")
-    if "data" in data or "dataChecksum" in data:
-        raw, stored = data.get("data"), data.get("dataChecksum", 0)
-        if not isinstance(raw, str) or isinstance(stored, bool) or not isinstance(stored, int):
-            return _memory_error(("data",), "could not load v3 checkpoint: data must be a string and dataChecksum a number")
-        try:
-            inner = json.loads(raw)
-        except ValueError as exc:
-            return _memory_error(("data",), "could not load v3 checkpoint: failed to deserialize memory manager "
-                                            f"checkpoint data: {exc}")
-        computed = fnv32a(spew(raw, STRING))
-        if stored != computed:
-            return _memory_error(("dataChecksum",), f"could not load v3 checkpoint: checkpoint is corrupted: "
-                                                    f"dataChecksum {stored} does not match the data (expected {computed})")
-        try:
-            return _memory_values("v3", decode(inner, MEMORY_V2), ("data",))
-        except GoDecodeError as exc:
-            return _memory_error(("data",), f"could not load v3 checkpoint: {exc}")
+        return _memory_error((), _decode_error(data, MEMORY_V2))
+    if version >= V4_FROM:
+        inner, error = _read_wrapped(data, MEMORY_V2, MEMORY_DATA, "memory manager", "v3")
+        if error is not None:
+            return MemoryCheckpoint("unknown", "", error=error)
+        if inner is not None:
+            return _memory_values("v3", inner, ("data",))
     try:
         v2 = decode(data, MEMORY_V2)
     except GoDecodeError as exc:
@@ -320,10 +472,11 @@ def read_memory_checkpoint(data: Any) -> MemoryCheckpoint:
     stored = v2["Checksum"]
     if stored in (checksum(v2, MEMORY_V2), checksum(v2, MEMORY_V2.renamed("state.MemoryManagerCheckpointV2"))):
         return _memory_values("v2", v2, ())
+    # V1 accepts checksum 0 and reads past `podEntries` (V2 accepts no empty checksum)
     v1 = decode(data, MEMORY_V1)
-    if not v2["PodEntries"] and stored in (0, checksum(v1, MEMORY_V1),
-                                           checksum(v1, MEMORY_V1.renamed("state.MemoryManagerCheckpointV1"))):
-        return _memory_values("v1", v2, ())
+    if stored in (0, checksum(v1, MEMORY_V1), checksum(v1, MEMORY_V1.renamed("state.MemoryManagerCheckpointV1"))):
+        return replace(_memory_values("v1", {**v2, "PodEntries": {}}, ()),
+                       dropped_pods={pod: _blocks(e["MemoryBlocks"]) for pod, e in (v2["PodEntries"] or {}).items()})
     return _memory_error(("checksum",), f"checkpoint is corrupted: checksum {stored} does not match the content "
                                         f"(expected {checksum(v2, MEMORY_V2)})")
 

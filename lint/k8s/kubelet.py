@@ -281,7 +281,7 @@ def reserved_quantity(kc: dict, field: str, resource: str) -> Decimal:
     if not isinstance(reserved, dict) or resource not in reserved:
         return Decimal(0)
     try:
-        return parse_quantity(reserved[resource])
+        return parse_quantity(reserved[resource], trim=False)     # map[string]string
     except ValueError:
         return Decimal(0)
 
@@ -369,7 +369,7 @@ def parse_eviction_value(value: str) -> tuple[Decimal, Decimal | None]:
         if not percent.is_finite() or percent < 0 or percent > 100:
             raise ValueError(f"eviction percentage threshold {value} must be >= 0% and <= 100%")
         return Decimal(0), percent / 100
-    amount = parse_quantity(value)
+    amount = parse_quantity(value, trim=False)        # the eviction manager parses the text itself
     if amount < 0:
         raise ValueError(f"eviction threshold {value} must be positive")
     return amount, None

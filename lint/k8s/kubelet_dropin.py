@@ -39,6 +39,13 @@ def dropin_owner(source: str | None) -> str | None:
     return None
 
 
+def walk_order(source: str | None) -> tuple[str, ...]:
+    """A sort key giving the order `filepath.WalkDir` visits files in: lexical name by name down
+    the path, a folder's files where the folder's name sorts (`20-b/30-c.conf` before
+    `20-b-late.conf`), which the whole path compared as one string does not give ('-' < '/')."""
+    return tuple(re.split(r"[\\/]", source or ""))
+
+
 def merge_patch(target: Any, patch: Any) -> Any:
     """RFC 7386 JSON merge patch (what `jsonpatch.MergePatch` computes); inputs are not changed."""
     if not isinstance(patch, dict):

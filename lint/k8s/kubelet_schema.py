@@ -194,7 +194,7 @@ def _quantity_violations(kc: dict) -> Iterator[Violation]:
             if not isinstance(value, str):
                 continue                                      # reported by the schema
             try:
-                if parse_quantity(value) < 0:
+                if parse_quantity(value, trim=False) < 0:     # map[string]string: as written
                     raise ValueError("negative")
             except ValueError:
                 yield Violation(path, f"{field}.{resource}: {value!r} is not a quantity the kubelet "

@@ -52,6 +52,9 @@ from typing import Any, Callable, Iterable
 
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.kubelet_layers import Place
+from numaguard.lint.k8s.kubelet_dropin import value_exists
+from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
+                                               rendered_profile)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import Path, Severity, Violation, existing_prefix
 
@@ -137,6 +140,11 @@ class PlatformKubelet:
             return self.settings.locate(path)
         return Place(self.document_path(path), shown=bool(path) and (
             path[0] in (self.written or {}) or path[0] in self.origins))
+    # A PerformanceProfile's name, and on a KubeletConfig the Node Tuning Operator rendered the
+    # profile it came from: a render's findings that its profile (linted in the same run) also
+    # has are not reported twice (engine, `numaguard.lint.rendered`).
+    renders_of: str | None = None
+    rendered_from: str | None = None
 
     def document_path(self, path: Path) -> Path:
         """Where a finding on `path` (relative to the effective configuration) points in the
@@ -164,6 +172,12 @@ class PlatformKubelet:
             v = Violation(v.path, f"{v.message} [{'; '.join(notes)}]", v.container, v.severity,
                           v.remediation)
         return v
+
+
+def user_wrote(carrier: PlatformKubelet, path: Path) -> bool:
+    """Whether the user's own settings (positioned or not) hold the field at `path`."""
+    return any(value_exists(written, path) for written in (carrier.written, carrier.unpositioned)
+               if isinstance(written, dict))
 
 
 def _mentions(message: str, name: str) -> bool:
@@ -212,6 +226,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
+plain_copy = _plain          # for the readers in the platform_* modules
+
+
 def _mapping_at(doc: dict, path: Path) -> Any:
     node: Any = doc
     for depth, key in enumerate(path, start=1):
@@ -234,6 +251,9 @@ def _written_config(doc: dict, path: Path) -> dict:
     return value
 
 
+written_config = _written_config
+
+
 def _what(value: Any) -> str:
     return "a list" if isinstance(value, list) else "a string" if isinstance(value, str) else \
         "a number" if isinstance(value, (int, float)) else "a mapping" if isinstance(value, dict) \
@@ -244,34 +264,44 @@ def _what(value: Any) -> str:
 # EKS NodeConfig
 
 
+# The AMI's base configuration (the fields numaguard models).
+EKS_AMI_BASE = {
+    "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
+    "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
+                     "nodefs.inodesFree": "5%"},
+    "featureGates": {"RotateKubeletServerCertificate": True},
+    "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
+    # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
+    # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
+    "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
+}
+
+
 def eks_node_config(doc: dict) -> PlatformKubelet:
     path = ("spec", "kubelet", "config")
     written = _written_config(doc, path)
-    base = {
-        "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
-        "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
-                         "nodefs.inodesFree": "5%"},
-        "featureGates": {"RotateKubeletServerCertificate": True},
-        "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
-        # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
-        # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
-        "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
-    }
-    config = merge_patch(base, _plain(written))
+    config, platform_set, unknown = eks_ami_configuration(_plain(written))
+    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
+                           if isinstance(doc.get("spec"), dict) else (),
+                           platform_set=platform_set, unknown=unknown,
+                           adjusters=(_eks_adjust,))
+
+
+def eks_ami_configuration(user: dict) -> tuple[dict, dict[str, str], frozenset[str]]:
+    """(the configuration the kubelet runs with when nodeadm's drop-in holds `user`, what the
+    AMI set that the user did not, the fields whose AMI value depends on the instance type)."""
+    config = merge_patch(EKS_AMI_BASE, user)
     unknown = set()
-    written_reserved = written.get("kubeReserved") if isinstance(written.get("kubeReserved"), dict) else {}
+    written_reserved = user.get("kubeReserved") if isinstance(user.get("kubeReserved"), dict) else {}
     if "memory" not in written_reserved:
         unknown.add("kubeReserved.memory")
     if "cpu" not in written_reserved:
         unknown.add("kubeReserved.cpu")
     platform_set = {}
     for name, value in (("kubeReservedCgroup", "/runtime"), ("systemReservedCgroup", "/system")):
-        if name not in written:
+        if name not in user:
             platform_set[name] = f"{name}: {value} is set by {EKS_SOURCE}"
-    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
-                           if isinstance(doc.get("spec"), dict) else (),
-                           platform_set=platform_set, unknown=frozenset(unknown),
-                           adjusters=(_eks_adjust,))
+    return config, platform_set, frozenset(unknown)
 
 
 def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -281,14 +311,16 @@ def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violati
         return None           # the AMI's own kubeReserved.cpu, not something the user wrote
     if rule_id == "NG208" and "kubeReserved.memory" in carrier.unknown and \
             "determined by Node Allocatable" in v.message:
-        return Violation(v.path, _eks_memory_message(carrier.config), v.container, Severity.WARNING,
+        # a warning while some instance type's maxPods makes the total add up; none can: an error
+        message, matches = _eks_memory_message(carrier.config)
+        return Violation(v.path, message, v.container, Severity.WARNING if matches else v.severity,
                          "Set kubeReserved.memory explicitly in spec.kubelet.config, and make "
                          "reservedMemory add up to kubeReserved.memory + systemReserved.memory + "
                          "evictionHard memory.available.")
     return v
 
 
-def _eks_memory_message(config: dict) -> str:
+def _eks_memory_message(config: dict) -> tuple[str, bool]:
     from numaguard.lint.k8s.kubelet import memory_reservation
     reservation = memory_reservation(config)
     total = reservation.reserved.get("memory", Decimal(0))
@@ -296,15 +328,16 @@ def _eks_memory_message(config: dict) -> str:
     mib = Decimal(2**20)
     implied = (total - known) / mib - 255
     pods = implied / 11
+    matches = implied > 0 and pods == pods.to_integral_value()
     hint = (f"; Σ reservedMemory memory {format_bytes(total)} only matches an instance type whose "
-            f"maxPods is {int(pods)}" if implied > 0 and pods == pods.to_integral_value() else
+            f"maxPods is {int(pods)}" if matches else
             f"; Σ reservedMemory memory {format_bytes(total)} matches no maxPods at all")
     return (f"reservedMemory cannot be checked against the node allocatable reservation: "
             f"kubeReserved.memory is not set in spec.kubelet.config, so {EKS_SOURCE} sets it per "
             f"instance type to 11 x maxPods + 255Mi (e.g. 893Mi at maxPods 58, 1465Mi at 110), and "
             f"the kubelet refuses to start unless Σ reservedMemory equals kubeReserved.memory + "
             f"systemReserved.memory {format_bytes(reservation.system_reserved)} + evictionHard "
-            f"memory.available {reservation.eviction.value}{hint}")
+            f"memory.available {reservation.eviction.value}{hint}"), matches
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,18 +347,21 @@ def _eks_memory_message(config: dict) -> str:
 def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
     path = ("spec", "kubeletConfig")
     written = _written_config(doc, path)
-    # The MCO's rendered kubelet.conf (machine-config-operator templates/*/01-*-kubelet/_base/
-    # files/kubelet.yaml) reserves system CPU and memory (systemReserved cpu, memory,
-    # ephemeral-storage; sized per node by autoSizingReserved): placeholders, marked unknown.
-    base = {"apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
-            "systemReserved": {"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "1Gi"}}
-    config = merge_patch(base, _plain(written))
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    system = written.get("systemReserved") if isinstance(written.get("systemReserved"), dict) else {}
-    unknown = {f"systemReserved.{r}" for r in ("cpu", "memory") if r not in system}
+    # What the MCO renders into kubelet.conf, then the node-sizing drop-in over it
+    # (openshift_base: mergo override, systemReservedCgroup cleared with reservedSystemCPUs).
+    config, refused = mco_kubelet_conf(_plain(written))
+    dropin, unknown = auto_sizing_dropin(written.get("systemReserved"), spec.get("autoSizingReserved"))
+    config = merge_patch(config, dropin)
     carrier = PlatformKubelet("OpenShift KubeletConfig", config, written, path,
                               fallback=path if written else ("spec",) if spec else (),
-                              unknown=frozenset(unknown), adjusters=(_openshift_adjust,))
+                              unknown=unknown, adjusters=(_openshift_adjust,),
+                              rendered_from=rendered_profile(doc))
+    for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
+        carrier.extra.append(("NG002", Violation(
+            path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
+            remediation="Remove or correct the field: until then the Machine Config Operator renders "
+                        "nothing of this KubeletConfig (pkg/controller/kubelet-config/helpers.go).")))
     gates = written.get("featureGates")
     if isinstance(gates, dict) and gates:
         shown = " ".join(f"{k}:{str(v).lower()}" for k, v in sorted(gates.items(), key=str))
@@ -347,7 +383,7 @@ def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> V
                          OPENSHIFT_GATES_FIX + ".")
     if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
-    if rule_id == "NG221" and "systemReserved.cpu" in carrier.unknown:
+    if rule_id == "NG221" and not user_wrote(carrier, tuple(v.path)):
         return None           # the platform's own systemReserved.cpu, not something the user wrote
     if rule_id == "NG208" and "systemReserved.memory" in carrier.unknown and \
             "determined by Node Allocatable" in v.message:
@@ -369,6 +405,25 @@ def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> V
 
 
 def performance_profile(doc: dict) -> PlatformKubelet:
+    """The kubelet configuration of a profile's nodes: the KubeletConfig the operator renders
+    (`render_performance_profile`), as the Machine Config Operator lays it over its base."""
+    render, origins, fallback, set_by, snippet = render_performance_profile(doc)
+    config, _ = mco_kubelet_conf(render)
+    config = merge_patch(config, auto_sizing_dropin(render.get("systemReserved"), None)[0])
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+                           unpositioned=snippet,
+                           platform_set={k: v for k, v in set_by.items()
+                                         if k in ("reservedMemory", "memoryManagerPolicy",
+                                                  "cpuManagerPolicyOptions")},
+                           adjusters=(_openshift_adjust, _pao_adjust),
+                           renders_of=str(meta["name"]) if meta.get("name") else None)
+
+
+def render_performance_profile(doc: dict) -> tuple[dict, dict[str, Path], Path, dict[str, str], dict]:
+    """(the KubeletConfig's spec.kubeletConfig the operator renders, the profile field each of
+    its fields came from, the fallback path, what the operator set and why, the annotation's
+    own settings)."""
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
     snippet_path: Path = ("metadata", "annotations", EXPERIMENTAL_ANNOTATION)
@@ -405,7 +460,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                             ("memoryManagerPolicy", "None")):
             operator(name, value, dra, f"because of the annotation {DRA_ANNOTATION}")
         config["cpuManagerPolicyOptions"] = {}
-        return _pao_carrier(config, origins, fallback, set_by, snippet)
+        return config, origins, fallback, set_by, snippet
 
     operator("cpuManagerPolicy", "static", ("spec", "cpu") if "cpu" in spec else fallback,
              "for every PerformanceProfile")
@@ -468,17 +523,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                                                          f"single-numa-node")
                     origins.setdefault("cpuManagerPolicyOptions", where)
                 config["cpuManagerPolicyOptions"] = options
-    return _pao_carrier(config, origins, fallback, set_by, snippet)
-
-
-def _pao_carrier(config: dict, origins: dict[str, Path], fallback: Path,
-                 set_by: dict[str, str], snippet: dict) -> PlatformKubelet:
-    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
-                           unpositioned=snippet,
-                           platform_set={k: v for k, v in set_by.items()
-                                         if k in ("reservedMemory", "memoryManagerPolicy",
-                                                  "cpuManagerPolicyOptions")},
-                           adjusters=(_openshift_adjust, _pao_adjust))
+    return config, origins, fallback, set_by, snippet
 
 
 def _pao_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -517,5 +562,8 @@ READERS: dict[str, Reader] = {
 }
 
 
-__all__ = ["PlatformKubelet", "PlatformError", "merge_patch", "READERS",
+eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
+
+__all__ = ["PlatformKubelet", "PlatformError", "merge_patch", "READERS", "EKS_AMI_BASE",
+           "eks_ami_configuration", "eks_adjust", "user_wrote",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]

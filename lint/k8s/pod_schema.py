@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from numaguard.lint.model import Path, Violation, value_kind
-from numaguard.lint.k8s.quantity import parse_quantity
+from numaguard.lint.k8s.quantity import MAX_INT64, parse_quantity
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _STRING_FIELDS = ("name", "image", "restartPolicy", "imagePullPolicy")
@@ -134,6 +134,14 @@ def _check_resource_list(raw: Any, path: Path, out: list[Violation], container: 
             where = (*path, name)
             out.append(Violation(where, f"{'.'.join(map(str, where))}: {value!r} must be "
                                         "non-negative", container))
+        elif name == "cpu" and q * 1000 > MAX_INT64:
+            # the scheduler and the kubelet read CPU in millicores (Quantity.MilliValue())
+            where = (*path, name)
+            out.append(Violation(where, f"{'.'.join(map(str, where))}: {value!r} is larger than "
+                                        f"Kubernetes can use for CPU: the scheduler and the kubelet "
+                                        f"read CPU as millicores in a 64-bit integer "
+                                        f"(Quantity.MilliValue()), which cannot hold more than "
+                                        f"{MAX_INT64}m", container))
 
 
 def _unquoted_label(key: Any, value: Any) -> str:

@@ -31,6 +31,7 @@ alias guard) is in `numaguard.lint.load.yaml_build`; `# numaguard: ignore` comme
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator
@@ -42,8 +43,9 @@ from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
 from numaguard.lint.load import skips
 from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
-from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder, NodeBuilder, PosDict,
-                             PosList, expanded_size, quick_loader_class)
+from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, DuplicateKeyError, EventBuilder,
+                                            NodeBuilder, PosDict, PosList, expanded_size,
+                                            names_an_object, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
            "load_text", "load_paths", "load_file", "looks_plain", "position_of", "expand_lists"]
@@ -58,6 +60,8 @@ def _loader_class() -> type:
 
 
 MAX_EXPANDED_NODES = 1_000_000      # a document may not grow beyond this through aliases
+# Document.skip_detail of a mapping without apiVersion and kind that gives a key twice
+REPEATED_KEY = "no apiVersion or kind, and a key given twice"
 STDIN = "<stdin>"
 _NO_IGNORES: frozenset[str] = frozenset()
 
@@ -156,6 +160,14 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
                     expanded_size(root, MAX_EXPANDED_NODES)
                 data = NodeBuilder(loader, may_alias).construct(root)
             except DocumentError as exc:
+                if isinstance(exc, DuplicateKeyError) and not names_an_object(root):
+                    # no apiVersion, no kind (an LVM JSON report, a Helm values.yaml): not an
+                    # object, so not one the API server refuses; skipped as any such mapping
+                    line = _mark(root)[0]
+                    documents.append(Document(source, position, None, line, _NO_IGNORES,
+                                              skip=skips.NOT_KUBERNETES, skip_detail=REPEATED_KEY))
+                    starts.append(line - 1)
+                    continue
                 mark = exc.mark
                 errors.append(LoadError(source, mark.line + 1 if mark else None,
                                         mark.column + 1 if mark else None, exc.message))
@@ -368,6 +380,12 @@ def load_file(file_path: str) -> tuple[str, list[Document], list[LoadError]]:
         return STDIN, documents, errors
     if skips.is_helm_template(file_path):
         return file_path, [template_document(file_path)], []
+    if os.path.islink(file_path) and not os.path.exists(file_path):
+        # a symlink to nothing (a moved or deleted target): no file, so no object and no
+        # error; skipped, counted, and named in a note with where it points
+        target = os.readlink(file_path)
+        return file_path, [Document(file_path, 0, None, 1, _NO_IGNORES, skip=skips.DANGLING_SYMLINK,
+                                    skip_detail=target)], []
     raw, error = _read(file_path)
     if error is not None:
         return file_path, [], [error]

@@ -31,7 +31,7 @@ def input_files(paths: Iterable[str], exclude: Iterable[str] = ()) -> Iterator[s
     """
     paths = [os.fspath(path) for path in paths]
     for path in paths:
-        if path != STDIN_ARGUMENT and not os.path.exists(path):
+        if path != STDIN_ARGUMENT and not os.path.lexists(path):     # a dangling symlink: skipped
             raise FileNotFoundError(2, "No such file or directory", path)
     patterns = list(exclude)
     is_excluded = _excluder(patterns) if patterns else None

@@ -20,7 +20,8 @@ NOT_KUBERNETES = "not-kubernetes"    # a list, no `kind`, Chart.yaml, kustomizat
 TEMPLATE = "template"                # Helm or Jinja source: lint what it renders
 PATCH = "patch"                      # a kustomize patch or a `$patch: delete` document
 UNKNOWN_KIND = "unknown-kind"        # a Kubernetes object of a kind numaguard does not judge
-REASONS = (NOT_KUBERNETES, TEMPLATE, PATCH, UNKNOWN_KIND)
+DANGLING_SYMLINK = "dangling-symlink"   # a symlink to nothing: no file to read (a note names it)
+REASONS = (NOT_KUBERNETES, TEMPLATE, PATCH, UNKNOWN_KIND, DANGLING_SYMLINK)
 
 HELM_CHART = "Helm chart"            # Document.skip_detail of a Chart.yaml (shows the hint)
 HELM_VALUES = "Helm values"

@@ -71,6 +71,10 @@ class DocumentError(Exception):
         self.mark = mark
 
 
+class DuplicateKeyError(DocumentError):
+    """A key given twice in one mapping (kubectl refuses the object)."""
+
+
 # --------------------------------------------------------------------------- resolving tags
 
 class _QuickResolver:
@@ -292,6 +296,14 @@ class NodeBuilder:
             mapping.marks.update(value.marks)
 
 
+def names_an_object(root: Any) -> bool:
+    """Whether a document's node graph is a mapping with a top-level `apiVersion` or `kind`:
+    something meant to be a Kubernetes object, even when it cannot be built."""
+    return root.__class__ is MappingNode and any(
+        key.__class__ is ScalarNode and _key_text(key) in ("apiVersion", "kind")
+        for key, _ in root.value)
+
+
 def _key_text(key_node: Any) -> str | None:
     try:
         return key_string(resolve_tagged(key_node.tag, key_node.value))
@@ -304,8 +316,8 @@ def _duplicate(node: Any, key_node: Any, key: str) -> DocumentError:
     lines = [k.start_mark.line for k, _ in node.value
              if k is not key_node and k.__class__ is ScalarNode and _key_text(k) == key]
     first = lines[0] if lines else key_node.start_mark.line
-    return DocumentError(f'mapping key "{key}" already defined at line {first + 1}',
-                         key_node.start_mark)
+    return DuplicateKeyError(f'mapping key "{key}" already defined at line {first + 1}',
+                             key_node.start_mark)
 
 
 

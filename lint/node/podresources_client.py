@@ -8,12 +8,14 @@ Messages come from the committed stubs (`podresources/api_pb2*.py`, generated fr
 upstream api.proto by `generate_stubs.py`).
 
 Plain values out (`PodResourcesSnapshot`); every failure is one `PodResourcesError` line:
-a missing socket, a socket nobody answers on, an RPC error with its gRPC status.
+a missing socket, a socket nobody answers on, one that accepts and never answers (both calls
+share one deadline, `timeout` seconds from the first), an RPC error with its gRPC status.
 """
 from __future__ import annotations
 
 import os
 import stat
+import time
 from dataclasses import dataclass, field
 
 DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
@@ -75,14 +77,15 @@ def snapshot_from_messages(listed, allocatable=None, problems: tuple[str, ...] =
                                 problems)
 
 
-def _describe(exc, socket_path: str, call: str) -> str:
+def _describe(exc, socket_path: str, call: str, timeout: float) -> str:
     import grpc
 
     code = exc.code() if isinstance(exc, grpc.RpcError) and hasattr(exc, "code") else None
     if code == grpc.StatusCode.UNAVAILABLE:
         return f"kubelet PodResources socket {socket_path}: nobody answers ({call}: connection refused or kubelet down)"
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-        return f"kubelet PodResources socket {socket_path}: {call} timed out"
+        return (f"kubelet PodResources socket {socket_path}: {call} got no answer within {timeout:g} s "
+                "(the kubelet is hung, or something else listens there; --timeout)")
     if code == grpc.StatusCode.UNIMPLEMENTED:
         return f"kubelet PodResources API at {socket_path} does not implement {call} (kubelet too old?)"
     details = exc.details() if hasattr(exc, "details") else str(exc)
@@ -100,22 +103,25 @@ def read_pod_resources(socket_path: str = DEFAULT_SOCKET, timeout: float = DEFAU
         mode = os.stat(socket_path).st_mode
     except FileNotFoundError:
         raise PodResourcesError(f"kubelet PodResources socket {socket_path} not found (is this a node? mount "
-                                "/var/lib/kubelet/pod-resources into the pod)") from None
+                                "/var/lib/kubelet into the pod)") from None
     except OSError as exc:
         raise PodResourcesError(f"kubelet PodResources socket {socket_path}: {exc.strerror or exc}") from None
     if not stat.S_ISSOCK(mode):
         raise PodResourcesError(f"kubelet PodResources socket {socket_path} is not a unix socket")
+    deadline = time.monotonic() + timeout
     channel = grpc.insecure_channel(f"unix://{os.path.abspath(socket_path)}")
     try:
         stub = api_pb2_grpc.PodResourcesListerStub(channel)
         try:
             listed = stub.List(api_pb2.ListPodResourcesRequest(), timeout=timeout)
         except grpc.RpcError as exc:
-            raise PodResourcesError(_describe(exc, socket_path, "List")) from None
+            raise PodResourcesError(_describe(exc, socket_path, "List", timeout)) from None
         try:
-            allocatable = stub.GetAllocatableResources(api_pb2.AllocatableResourcesRequest(), timeout=timeout)
+            allocatable = stub.GetAllocatableResources(api_pb2.AllocatableResourcesRequest(),
+                                                       timeout=max(deadline - time.monotonic(), 0.001))
         except grpc.RpcError as exc:
-            return snapshot_from_messages(listed, None, (_describe(exc, socket_path, "GetAllocatableResources"),))
+            return snapshot_from_messages(listed, None, (_describe(exc, socket_path, "GetAllocatableResources",
+                                                                   timeout),))
         return snapshot_from_messages(listed, allocatable)
     finally:
         channel.close()

@@ -105,11 +105,8 @@ def guaranteed_cpus(cpu_request: "Decimal | str | int | None",
     """
     if cpu_request is None or not pod_is_guaranteed:
         return 0
-    if isinstance(cpu_request, str):
-        from numaguard.lint.k8s.quantity import parse_quantity
-        quantity = Decimal(parse_quantity(cpu_request))
-    else:
-        quantity = Decimal(cpu_request)
+    from numaguard.lint.k8s.quantity import parse_quantity
+    quantity = cpu_request if isinstance(cpu_request, Decimal) else parse_quantity(cpu_request)
     value = math.ceil(quantity)
     milli = math.ceil(quantity * 1000)
     if value * 1000 != milli:

@@ -165,11 +165,8 @@ def reserved_cpu_count(kube_reserved_cpu: object = None, system_reserved_cpu: ob
     for value in (kube_reserved_cpu, system_reserved_cpu):
         if value is None:
             continue
-        if isinstance(value, str):
-            from numaguard.lint.k8s.quantity import parse_quantity
-            total += Decimal(parse_quantity(value))
-        else:
-            total += Decimal(str(value))
+        from numaguard.lint.k8s.quantity import parse_quantity
+        total += value if isinstance(value, Decimal) else parse_quantity(value)   # inf is refused
     if total <= 0:
         raise CPUManagerConfigError("[cpumanager] the static policy requires systemreserved.cpu "
                                     "+ kubereserved.cpu to be greater than zero")

@@ -3,7 +3,14 @@ kubelet admitted them (oldest first), and the CPUs that leaves reserved, exclusi
 in a pod's shared pool (KEP-5526) or free (the node's shared pool).
 
 `numaguard audit` builds one per node of the pool from the live pods; `numaguard simulate
---format html` from the pods it plays out. The HTML report draws them (numaguard.lint.report.html).
+--format html` from the pods it plays out. The HTML report draws them (numaguard.lint.report.html),
+grouped by `pool` (None: the one pool of the run).
+
+"Stranded" CPUs (`stranded_cpus`) are free CPUs no pinned pod of the pool fits in any more: the
+smallest pod holding CPUs of its own (exclusive or its KEP-5526 shared pool) needs that many
+CPUs on one NUMA node under the single-numa-node and restricted Topology Manager policies (a
+pod that fits one NUMA node gets no other preferred hint), anywhere on the node under
+best-effort and none. CPUs only; memory and devices are judged by the simulator and NG302.
 """
 from __future__ import annotations
 
@@ -33,6 +40,10 @@ class NodeOccupancy:
     pods: list[PodOutcome] = field(default_factory=list)
     free_memory: dict[int, int] = field(default_factory=dict)      # NUMA id -> bytes pinnable
     notes: list[str] = field(default_factory=list)
+    pool: str | None = None                      # the pool the node belongs to (None: the run's one pool)
+    topology_policy: str = "none"
+    # pods bound here that the kubelet rejected at admission (Failed): (namespace/name, reason)
+    kubelet_rejected: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def exclusive(self) -> dict[int, str]:
@@ -49,12 +60,38 @@ class NodeOccupancy:
         return [p for p in self.pods if not p.admitted]
 
     def free_cpus_by_numa(self) -> dict[int, int]:
-        taken = self.reserved | set(self.exclusive) | set(self.pod_shared)
+        return self._per_numa(self._held() | self.reserved, counted=False)
+
+    def used_cpus_by_numa(self) -> dict[int, int]:
+        """CPUs held by pods (exclusive or a pod's shared pool) per NUMA node."""
+        return self._per_numa(self._held(), counted=True)
+
+    def _held(self) -> set[int]:
+        return set(self.exclusive) | set(self.pod_shared)
+
+    def _per_numa(self, cpus: set[int], *, counted: bool) -> dict[int, int]:
+        """Per NUMA node, how many CPUs are in `cpus` (`counted`) or not."""
         out = {n: 0 for n in self.topology.numa_ids}
         for cpu in self.topology.cpus:
-            if cpu.id not in taken:
+            if (cpu.id in cpus) == counted:
                 out[cpu.numa] += 1
         return out
+
+    def pinned_sizes(self) -> list[int]:
+        """How many CPUs each admitted pod holds of its own (exclusive and pod-shared)."""
+        return [len(p.exclusive) + len(p.shared) for p in self.pods if p.admitted and (p.exclusive or p.shared)]
+
+
+def stranded_cpus(occ: NodeOccupancy, smallest: int | None) -> int | None:
+    """Free CPUs of `occ` in which no pod of `smallest` CPUs fits (see the module docstring);
+    None when there is nothing to measure against (no pinned pod, no static CPU Manager)."""
+    if not smallest or occ.policy.startswith("cpu none"):
+        return None
+    free = occ.free_cpus_by_numa()
+    if occ.topology_policy in ("single-numa-node", "restricted"):
+        return sum(n for n in free.values() if n < smallest)
+    total = sum(free.values())
+    return total if total < smallest else 0
 
 
 def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
@@ -78,7 +115,8 @@ def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
     policy = f"cpu {cpu_policy}, memory {memory_policy}, topology {state.policy_name} scope {state.pinned_scope}"
     free_memory = {n: v.get("memory", 0) for n, v in state.free_memory_by_numa().items()}
     return NodeOccupancy(name=state.name, topology=state.topology, reserved=state.reserved_cpus,
-                         policy=policy, pods=outcomes, free_memory=free_memory, notes=list(notes))
+                         policy=policy, pods=outcomes, free_memory=free_memory, notes=list(notes),
+                         topology_policy=state.policy_name)
 
 
 def _analysis(pod: Mapping, analyses: dict | None):
@@ -105,4 +143,4 @@ def capacity_topology(cpus: int, memory: int):
                                "memoryPerNumaNode": max(memory, 1)}, "capacity")
 
 
-__all__ = ["NodeOccupancy", "PodOutcome", "occupy", "capacity_topology"]
+__all__ = ["NodeOccupancy", "PodOutcome", "occupy", "capacity_topology", "stranded_cpus"]

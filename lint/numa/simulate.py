@@ -13,20 +13,25 @@ from numaguard.lint.numa.admission import NodeState, Placement, admit, pod_reque
 REPORT_VERSION = 1
 
 
-def _ref_dict(ref: Any) -> dict:
+def object_fields(ref: Any) -> dict:
+    """What the report says of a pod's object: kind, namespace, name (and template)."""
     if ref is None:
         return {"kind": None, "namespace": None, "name": None}
     if isinstance(ref, Mapping):
-        return {"kind": ref.get("kind"), "namespace": ref.get("namespace"), "name": ref.get("name")}
+        # "template": which of an object's pod templates (a JobSet's second replicated job),
+        # given when the object holds several
+        return {"kind": ref.get("kind"), "namespace": ref.get("namespace"), "name": ref.get("name"),
+                **({"template": ref["template"]} if ref.get("template") else {})}
     if isinstance(ref, str):
         return {"kind": "Pod", "namespace": None, "name": ref}
     return {"kind": getattr(ref, "kind", None), "namespace": getattr(ref, "namespace", None),
             "name": getattr(ref, "name", None)}
 
 
-def _label(obj: Mapping) -> str:
+def object_label(obj: Mapping) -> str:
     name = obj.get("name") or "pod"
-    return f"{obj['namespace']}/{name}" if obj.get("namespace") else str(name)
+    label = f"{obj['namespace']}/{name}" if obj.get("namespace") else str(name)
+    return f"{label} {obj['template']}" if obj.get("template") else label
 
 
 def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
@@ -39,10 +44,10 @@ def simulate(node: Any, pods: Iterable[tuple[Any, Mapping]], *,
     entries = []
     distinct: dict[str, tuple[dict, Mapping]] = {}
     for ref, pod in pods:
-        obj = _ref_dict(ref)
+        obj = object_fields(ref)
         before_free = state.free_cpus_by_numa()
         before_memory = state.free_memory_by_numa()
-        placement = admit(state, pod, _label(obj))
+        placement = admit(state, pod, object_label(obj))
         entry = {"object": obj, **placement.as_dict()}
         if placement.admitted:
             if placement.bubble:
@@ -190,7 +195,7 @@ def render_text(report: dict, node: Any) -> str:
              f"{'on' if head['podLevelResourceManagers'] else 'off'}", ""]
     taken: set[int] = set()
     for i, entry in enumerate(report["pods"], 1):
-        label = _label(entry["object"])
+        label = object_label(entry["object"])
         kind = entry["object"].get("kind") or "Pod"
         if entry["admitted"]:
             if entry["numaNodes"]:
@@ -233,7 +238,7 @@ def render_text(report: dict, node: Any) -> str:
     lines.append(f"{s['pods']} pods: {s['admitted']} admitted, {s['rejected']} rejected")
     for cap in report.get("capacity", []):
         if cap.get("devicesNotModelled"):
-            lines.append(f"capacity {_label(cap['object'])}: not counted, devices are not modelled "
+            lines.append(f"capacity {object_label(cap['object'])}: not counted, devices are not modelled "
                          f"(the pod asks for {', '.join(cap['devicesNotModelled'])}; the node "
                          f"description lists no devices per NUMA node)")
             continue
@@ -244,7 +249,7 @@ def render_text(report: dict, node: Any) -> str:
                              + "".join(f", {c} {r.strip()}" for r, c in v.items() if r.endswith(" "))
                              for n, v in cap["stranded"].items())
         why = cap["limitedBy"]["reason"] if cap["limitedBy"] else "limit"
-        lines.append(f"capacity {_label(cap['object'])}: {cap['copies']} copies per empty node "
+        lines.append(f"capacity {object_label(cap['object'])}: {cap['copies']} copies per empty node "
                      f"(then {why}); left over: {stranded}")
     return "\n".join(lines) + "\n"
 

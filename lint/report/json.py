@@ -5,8 +5,9 @@ import json
 
 from numaguard.lint.engine import LintResult
 
-# Indented output goes through the json module's pure-Python encoder; a large report is
-# written compactly, by the C encoder, so that it costs little next to the lint itself.
+# Indented output goes through the json module's pure-Python encoder; a large report (many
+# findings, or an audit's many pods on its nodes) is written compactly, by the C encoder, so
+# that it costs little next to the lint itself.
 INDENT_UP_TO_FINDINGS = 500
 
 
@@ -19,7 +20,9 @@ def render(result: LintResult, *, show_suppressed: bool = True, color: bool = Fa
         report["fixed"] = [entry.as_dict() for entry in result.fixed]
     if result.nodes:          # numaguard audit: each node's simulated occupancy
         report["nodes"] = [node_dict(o) for o in result.nodes]
-    if len(findings) <= INDENT_UP_TO_FINDINGS:
+    if result.unread:         # numaguard audit: what could not be read (the audit is incomplete)
+        report["incomplete"] = list(result.unread)
+    if len(findings) + sum(len(o.pods) for o in result.nodes) <= INDENT_UP_TO_FINDINGS:
         return json.dumps(report, indent=2) + "\n"
     return json.dumps(report, separators=(",", ":")) + "\n"
 

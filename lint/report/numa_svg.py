@@ -1,7 +1,13 @@
 """An SVG drawing of one node: NUMA nodes side by side, each core a column of its hardware
 threads, each CPU coloured by what holds it (reserved, exclusive to a pod, a pod's shared
 pool, free = the node's shared pool). Built on numaguard.lint.numa.draw.node_layout, the
-same model the text drawing uses. Plain SVG, no fonts or images fetched."""
+same model the text drawing uses. Plain SVG, no fonts or images fetched.
+
+A node holds up to hundreds of CPUs and a page up to hundreds of maps, so a CPU is not an
+element: each run of neighbouring CPUs in one thread row held alike (the same state and pod,
+named on hover) is one rectangle, filled through its class (`MAP_CSS`) with a pattern
+(`patterns_svg`, once per page) that draws a cell per CPU.
+"""
 from __future__ import annotations
 
 from html import escape
@@ -9,10 +15,23 @@ from html import escape
 from numaguard.lint.numa.draw import node_layout
 
 CELL, GAP, PAD, HEAD = 12, 2, 8, 30
+STEP = CELL + GAP
 CORES_PER_ROW = 16
 COLORS = {"reserved": "#6b7280", "exclusive": "#dc2626", "shared": "#f59e0b", "free": "#d1fae5"}
 LABELS = {"reserved": "reserved (system)", "exclusive": "exclusive to a pod",
           "shared": "a pod's shared pool", "free": "free (node shared pool)"}
+
+
+# The page's CSS for the map's cells: one class per state ("c-" and its initial)
+MAP_CSS = "".join(f".c-{state[0]}{{fill:url(#ng-cpu-{state})}}" for state in COLORS)
+
+
+def patterns_svg() -> str:
+    """One cell per STEP x STEP tile, aligned on the first cell of every NUMA box."""
+    tiles = "".join(f'<pattern id="ng-cpu-{state}" patternUnits="userSpaceOnUse" x="{PAD}" y="{HEAD}" '
+                    f'width="{STEP}" height="{STEP}"><rect width="{CELL}" height="{CELL}" fill="{color}"/></pattern>'
+                    for state, color in COLORS.items())
+    return f'<svg class="defs" width="0" height="0" aria-hidden="true"><defs>{tiles}</defs></svg>'
 
 
 def cpu_state(occ, cpu: int, exclusive: dict[int, str], shared: dict[int, str]) -> tuple[str, str]:
@@ -24,6 +43,15 @@ def cpu_state(occ, cpu: int, exclusive: dict[int, str], shared: dict[int, str]) 
     if cpu in occ.reserved:
         return "reserved", ""
     return "free", ""
+
+
+def _runs(cells: list[tuple[int, str, str]]):
+    """(first column, length, state, holder) of each run of equal (state, holder) cells."""
+    start = 0
+    for i in range(1, len(cells) + 1):
+        if i == len(cells) or cells[i][1:] != cells[start][1:]:
+            yield cells[start][0], i - start, cells[start][1], cells[start][2]
+            start = i
 
 
 def node_svg(occ) -> str:
@@ -40,23 +68,24 @@ def node_svg(occ) -> str:
             core_ids = list(cores)
             columns = min(len(core_ids), CORES_PER_ROW)
             rows = -(-len(core_ids) // CORES_PER_ROW)
-            width = columns * (CELL + GAP) + 2 * PAD
-            box_height = HEAD + rows * (threads * (CELL + GAP) + 6) + PAD
+            width = columns * STEP + 2 * PAD
+            box_height = HEAD + rows * (threads + 1) * STEP - STEP + PAD
             parts = [f'<g class="numa" data-numa="{numa}" transform="translate({x},{PAD})">',
                      f'<rect class="numa-box" width="{width}" height="{box_height}" rx="4"/>',
                      f'<text x="{PAD}" y="13" class="numa-label">NUMA {numa} · socket {socket}</text>',
                      f'<text x="{PAD}" y="25" class="numa-free">{free_by_numa.get(numa, 0)} of '
                      f'{sum(len(v) for v in cores.values())} CPUs free</text>']
-            for i, core in enumerate(core_ids):
-                row, col = divmod(i, CORES_PER_ROW)
-                cx = PAD + col * (CELL + GAP)
-                for t, cpu in enumerate(cores[core]):
-                    cy = HEAD + row * (threads * (CELL + GAP) + 6) + t * (CELL + GAP)
-                    state = cpu_state(occ, cpu, exclusive, shared)
-                    who = f" · {state[1]}" if state[1] else ""
-                    parts.append(f'<rect class="cpu {state[0]}" data-cpu="{cpu}" x="{cx}" y="{cy}" '
-                                 f'width="{CELL}" height="{CELL}" fill="{COLORS[state[0]]}">'
-                                 f'<title>CPU {cpu} (core {core}): {LABELS[state[0]]}{escape(who)}</title></rect>')
+            for row in range(rows):
+                block = core_ids[row * CORES_PER_ROW:(row + 1) * CORES_PER_ROW]
+                for t in range(threads):
+                    cells = [(col, *cpu_state(occ, cores[core][t], exclusive, shared))
+                             for col, core in enumerate(block) if t < len(cores[core])]
+                    y = HEAD + (row * (threads + 1) + t) * STEP
+                    for col, length, state, holder in _runs(cells):
+                        rect = (f'<rect class="c-{state[0]}" x="{PAD + col * STEP}" y="{y}" width="{length * STEP}" '
+                                f'height="{STEP}"')
+                        parts.append(f"{rect}><title>{escape(holder)}: {LABELS[state]}</title></rect>"
+                                     if holder else rect + "/>")
             parts.append("</g>")
             boxes.append("".join(parts))
             x += width + PAD

@@ -45,10 +45,15 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                    + (f", {rejected} pod(s) the simulator would not admit" if rejected else ""))
     if result.nodes:
         out.append("")
+    if result.unread:             # numaguard audit: the counts below leave these out
+        out.append(paint("incomplete: not read: " + "; ".join(result.unread), "bold"))
     s = result.summary
     hint = s.render_hint()
     if hint:
         out.append(f"note: {hint}")
+    dangling = s.dangling_note()
+    if dangling:
+        out.append(f"note: {dangling}")
     reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
     in_baseline = "" if s.baseline_unchanged is None else \
         f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"

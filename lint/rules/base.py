@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
 from numaguard.lint.model import PoolSettings, Severity, Violation
 
 # What a rule looks at. "pod": one pod or pod template; "kubelet": one KubeletConfiguration
@@ -17,8 +18,8 @@ from numaguard.lint.model import PoolSettings, Severity, Violation
 # `numaguard audit`), managed or not; "input": emitted by the loader and schema checks, not by
 # a check function; "pool" and "checkpoint": emitted by the engine's pool pass
 # (`numaguard.lint.rules.pool`, `numaguard.lint.rules.node`) over everything a run read, not by
-# a check function.
-Target = Literal["pod", "kubelet", "status", "input", "pool", "checkpoint"]
+# a check function; "node": emitted by `numaguard node inspect` from what a kubelet reports.
+Target = Literal["pod", "kubelet", "status", "input", "pool", "checkpoint", "node"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +65,6 @@ class LintContext:
     # The node's empty NodeState (numaguard.lint.numa.admission), built once per run by
     # `rule_context`; the NUMA rules admit pods on copies of it. None: build one when needed.
     empty_node_state: Any = field(default=None, compare=False, repr=False)
+    # Which kinds carry pod templates, and where (the built-in carriers and the config's
+    # `podTemplates`): `numaguard.lint.objects.classify` reads the documents with it.
+    carriers: PodCarriers = field(default=BUILTIN_CARRIERS, compare=False, repr=False)

@@ -1,9 +1,11 @@
 """Rule documentation, generated from the rules' own metadata (README's rule reference is the
-markdown form; a test fails when README is stale)."""
+markdown form; a test fails when README is stale), and README's table of the built-in pod
+template carriers, generated from the carrier table."""
 from __future__ import annotations
 
 import json
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
 from numaguard.lint.rules.registry import all_rules
 
 
@@ -27,14 +29,38 @@ def render_rules(fmt: str) -> str:
     return "\n".join(lines)
 
 
+def render_carriers(carriers: PodCarriers = BUILTIN_CARRIERS) -> str:
+    """The carriers as a markdown table: apiVersions, kind, template paths, and the source the
+    paths were checked against."""
+    lines = ["| apiVersion | kind | pod templates | checked against |", "|---|---|---|---|"]
+    for c in carriers.carriers:
+        versions = (f"{c.group}/" if c.group else "") + ", ".join(c.versions)
+        paths = ", ".join(f"`{p.text}`" if p.text else "the object itself" for p in c.paths)
+        unless = {".".join(p.unless) for p in c.paths if p.unless}
+        if unless:
+            paths += "".join(f" (none when `{u}` is set)" for u in sorted(unless))
+        for name, _why in c.refused_pod_fields:
+            paths += f"; refuses pod-level `{name}`"
+        lines.append(f"| {versions} | {c.kind} | {paths} | {c.origin} |")
+    return "\n".join(lines) + "\n"
+
+
+README_SECTIONS = {"rules": lambda: render_rules("markdown"), "carriers": render_carriers}
+
+
 def update_readme(path: str = "README.md") -> bool:
-    """Rewrite README's rule reference in place; True when it changed."""
-    start, end = "<!-- rules:start -->", "<!-- rules:end -->"
+    """Rewrite README's generated sections (rule reference, carrier table) in place; True when
+    anything changed."""
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
-    head, _, rest = text.partition(start)
-    _, _, tail = rest.partition(end)
-    new = f"{head}{start}\n{render_rules('markdown').strip()}\n{end}{tail}"
+    new = text
+    for name, render in README_SECTIONS.items():
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        head, found, rest = new.partition(start)
+        if not found:
+            continue
+        _, _, tail = rest.partition(end)
+        new = f"{head}{start}\n{render().strip()}\n{end}{tail}"
     if new != text:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(new)

@@ -1,4 +1,5 @@
-"""NG402, NG403, NG406-NG408: the CPU and Memory Managers' checkpoint files on a node.
+"""NG402, NG403, NG406-NG409: the CPU and Memory Managers' checkpoint files on a node, and
+where the kubelet's PodResources API says its containers run.
 
 The checkpoint is what the kubelet remembers of its placements across restarts; reading it
 is how to "compare the CPU Manager checkpoint with the CPUs visible to each container".
@@ -18,7 +19,12 @@ Library API (no I/O; parsed objects in, findings out):
 `kubelet_config` gives the configured policies and reserved CPUs (None: NG402 and the
 reserved-CPU check are skipped); `topology` (a `numaguard.lint.numa.topology.Topology`) maps
 CPUs to NUMA nodes (None: the NUMA-span check is skipped); `pod_uids` is the set of pods that
-exist on the node (None: NG407 is skipped).
+exist on the node (None: NG407 is skipped). `CheckpointExtract.of(..., version=(1, 36))` reads
+a file as that kubelet minor version does (numaguard.lint.k8s.checkpoints).
+
+`reserved_cpu_findings(containers, kubelet_config=kc)` is NG409 over what the PodResources
+API reports (`RunningContainer`s: from `numaguard node inspect`, or `podresources_containers`
+over a saved `List` answer that `numaguard lint` reads next to the node's configuration).
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from decimal import Decimal
 from typing import Any, Iterable
 
 from numaguard.lint.k8s import kubelet as k
-from numaguard.lint.k8s.checkpoints import (CPUCheckpoint, MemoryCheckpoint, checkpoint_kind,
+from numaguard.lint.k8s.checkpoints import (CURRENT, CPUCheckpoint, MemoryCheckpoint, Version, checkpoint_kind,
                                             read_cpu_checkpoint, read_memory_checkpoint)
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes
@@ -61,10 +67,15 @@ CHECKPOINT_PLACEMENT = Rule(
 
 CHECKPOINT_CORRUPT = Rule(
     id="NG406", name="checkpoint-corrupt", severity=Severity.ERROR, target="checkpoint",
-    title="A checkpoint file the kubelet cannot restore (bad JSON, checksum mismatch, unknown version)",
+    title="A checkpoint file the kubelet cannot restore (bad JSON, checksum mismatch, a version it does not "
+          "read), or restores without its pod-level entries",
     rationale="The kubelet refuses to start when cpu_manager_state or memory_manager_state does not "
               "load: JSON it cannot parse, a checksum that does not match the content (\"checkpoint "
-              "is corrupted\"), or a version it no longer reads (a V1 CPU checkpoint).",
+              "is corrupted\"), or a version it no longer reads (a V1 CPU checkpoint from 1.37 on). "
+              "It reads a file as the newest version it can, falling back to older ones that ignore "
+              "the fields they lack: a file whose podEntries only an older version accepts (a "
+              "checksum of 0) is restored without them, so the pods' pod-level CPUs or memory are "
+              "forgotten and the static policy may then refuse to start.",
     remediation="Drain the node, stop the kubelet, delete the named checkpoint file, start the kubelet.")
 
 CHECKPOINT_STALE = Rule(
@@ -87,7 +98,20 @@ CHECKPOINT_MEMORY = Rule(
     remediation="Drain the node and restart the kubelet without memory_manager_state so it rebuilds "
                 "the machine state from the running pods.")
 
-RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY)
+RESERVED_CPU_CONTAINER = Rule(
+    id="NG409", name="container-on-reserved-cpus", severity=Severity.ERROR, target="node",
+    title="A running container holds exclusive CPUs among the node's reservedSystemCPUs (PodResources API)",
+    rationale="The static CPU Manager hands out exclusive CPUs from the shared pool minus the reserved "
+              "CPUs (policy_static.go, GetAvailableCPUs), so reservedSystemCPUs stay with the system "
+              "daemons and the kubelet. A container the kubelet's PodResources API lists on a reserved "
+              "CPU shares it with them: its latency guarantee does not hold and the reservation does not "
+              "protect the system. It happens when reservedSystemCPUs changed under running pods without "
+              "a drain, or when cpu_manager_state was edited.",
+    remediation="Drain the node, stop the kubelet, delete cpu_manager_state and start it, so the pods are "
+                "placed again outside the reserved CPUs; change reservedSystemCPUs only on a drained node.")
+
+RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY,
+         RESERVED_CPU_CONTAINER)
 
 
 @dataclass(frozen=True)
@@ -103,17 +127,18 @@ class CheckpointExtract:
 
     @classmethod
     def of(cls, source: str, data: Any, kind: str | None = None, positions=None,
-           ignores: frozenset[str] = frozenset()) -> "CheckpointExtract | None":
+           ignores: frozenset[str] = frozenset(), version: Version = CURRENT) -> "CheckpointExtract | None":
+        """`version`: the kubelet minor version that reads the file (how it reads it)."""
         kind = kind or checkpoint_kind(data, source)
         if kind == "cpu":
-            return cls(source, kind, read_cpu_checkpoint(data), dict(positions or {}), ignores)
+            return cls(source, kind, read_cpu_checkpoint(data, version), dict(positions or {}), ignores)
         if kind == "memory":
-            return cls(source, kind, read_memory_checkpoint(data), dict(positions or {}), ignores)
+            return cls(source, kind, read_memory_checkpoint(data, version), dict(positions or {}), ignores)
         return None
 
 
-def _v(cp: CheckpointExtract, rule: Rule, path: Path, message: str) -> PoolViolation:
-    return PoolViolation(rule, cp.source, Violation(path=path, message=message),
+def _v(cp: CheckpointExtract, rule: Rule, path: Path, message: str, remediation: str | None = None) -> PoolViolation:
+    return PoolViolation(rule, cp.source, Violation(path=path, message=message, remediation=remediation),
                          ObjectRef(None, "CPUManagerCheckpoint" if cp.kind == "cpu" else "MemoryManagerCheckpoint",
                                    None, None), cp.ignores)
 
@@ -126,12 +151,96 @@ def checkpoint_findings(checkpoints: Iterable[CheckpointExtract], *, kubelet_con
         c = cp.checkpoint
         if c.error is not None:
             out.append(_v(cp, CHECKPOINT_CORRUPT, c.error.path,
-                          f"the kubelet cannot restore this {cp.kind} checkpoint: {c.error.message}"))
+                          f"the kubelet cannot restore this {cp.kind} checkpoint: {c.error.message}",
+                          c.error.remediation))
             continue
+        if c.dropped_pods:
+            out.append(_dropped(cp, c))
         if cp.kind == "cpu":
             out += _cpu_findings(cp, c, kubelet_config, topology, pod_uids)
         else:
             out += _memory_findings(cp, c, kubelet_config, pod_uids)
+    return out
+
+
+_DROPPED_FIX = ("Drain the node, stop the kubelet, delete the named checkpoint file, start the kubelet. "
+                "A kubelet writes podEntries with a real checksum (or inside `data`): a checksum of 0 "
+                "next to them means the file was edited or written by another tool.")
+
+
+def _dropped(cp: CheckpointExtract, c: CPUCheckpoint | MemoryCheckpoint) -> PoolViolation:
+    """NG406 for `podEntries` the kubelet reads past: their version refuses the checksum (0,
+    typically), an older one (CPU V2, memory V1) accepts it and has no podEntries field."""
+    older, newer = ("V2", "V3") if cp.kind == "cpu" else ("V1", "V2")
+    uids = sorted(c.dropped_pods)
+    if cp.kind == "cpu":
+        held = ", ".join(f"{u} ({format_cpuset(c.dropped_pods[u]) or '?'})" for u in uids)
+        what = f"the pod-level CPU sets of {len(uids)} pod(s): {held}"
+    else:
+        held = ", ".join(f"{u} ({len(c.dropped_pods[u])} block(s))" for u in uids)
+        what = f"the pod-level memory blocks of {len(uids)} pod(s): {held}"
+    message = (f"the kubelet restores this file as a {older} {cp.kind} checkpoint ({newer}, which has podEntries, "
+               f"refuses its checksum; {older} accepts it, 0 included) and drops {what}")
+    if cp.kind == "cpu" and c.policy == "static":
+        known = set(c.default_cpus).union(*(cpus for by_c in c.containers.values() for cpus in by_c.values()))
+        lost = frozenset().union(*c.dropped_pods.values()) - known
+        if lost:
+            message += (f"; CPUs {format_cpuset(lost)} are then neither in defaultCpuSet nor in a container's "
+                        "entry and the static policy refuses to start (\"current set of available CPUs ... "
+                        "doesn't match with CPUs in state ...\")")
+    return _v(cp, CHECKPOINT_CORRUPT, c.field_root + ("podEntries",), message, _DROPPED_FIX)
+
+
+@dataclass(frozen=True)
+class RunningContainer:
+    """A container the kubelet's PodResources API lists, with the exclusive CPUs it holds;
+    `source` and `path` say where it was read (a file and its field, or `pod/NS/NAME`)."""
+
+    pod: str                       # namespace/name
+    container: str
+    cpus: frozenset[int]
+    source: str
+    path: Path = ("cpuIds",)
+
+
+def podresources_containers(source: str, data: Any) -> list[RunningContainer] | None:
+    """The containers of a saved `ListPodResourcesResponse` in protobuf's JSON mapping (what
+    `grpcurl ... v1.PodResourcesLister/List` prints: `podResources`, `cpuIds` as strings), or
+    None when `data` is not one."""
+    if not isinstance(data, dict) or "kind" in data or not isinstance(data.get("podResources"), list):
+        return None
+    out = []
+    for i, pod in enumerate(data["podResources"]):
+        if not isinstance(pod, dict):
+            continue
+        label = f"{pod.get('namespace') or 'default'}/{pod.get('name')}"
+        for j, c in enumerate(pod.get("containers") or ()):
+            if isinstance(c, dict):
+                cpus = frozenset(int(x) for x in c.get("cpuIds") or () if str(x).isdigit())
+                out.append(RunningContainer(label, str(c.get("name")), cpus, source,
+                                            ("podResources", i, "containers", j, "cpuIds")))
+    return out
+
+
+def reserved_cpu_findings(containers: Iterable[RunningContainer], *, kubelet_config: dict | None) -> list[PoolViolation]:
+    """NG409: each running container holding CPUs of the configuration's reservedSystemCPUs.
+    No configuration, or none reserved by id: nothing to judge."""
+    if kubelet_config is None:
+        return []
+    try:
+        reserved = k.reserved_system_cpus(kubelet_config) or frozenset()
+    except CPUSetError:
+        return []
+    out = []
+    for c in containers:
+        on = c.cpus & reserved
+        if on:
+            namespace, _, name = c.pod.partition("/")
+            out.append(PoolViolation(RESERVED_CPU_CONTAINER, c.source, Violation(
+                path=c.path, container=c.container,
+                message=f"container {c.container} of pod {c.pod} holds CPUs {format_cpuset(on)} of reservedSystemCPUs "
+                        f"{format_cpuset(reserved)} (its exclusive CPUs: {format_cpuset(c.cpus)})"),
+                ObjectRef(None, "Pod", namespace, name), frozenset()))
     return out
 
 

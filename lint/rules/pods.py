@@ -195,6 +195,16 @@ def pod_resources_missing(pod: PodTarget, ctx: LintContext) -> Iterable[Violatio
         names = ", ".join(sorted({*plr.declared_requests, *plr.declared_limits})) or "nothing"
         yield Violation(("resources",), f"spec.resources sets no cpu, memory or hugepages "
                         f"(only {names}), so the pod has no pod-level budget")
+    elif any(name == "resources" for name, _ in pod.refused_fields):
+        # Knative Serving: the fix NG101 gives cannot be made in this kind (README "Which pods
+        # are checked").
+        why = next(why for name, why in pod.refused_fields if name == "resources")
+        yield Violation(("resources",), f"the pod has no pod-level spec.resources, and a {pod.ref.kind} "
+                        f"cannot have them: {why}; the pod-scope resource managers will not "
+                        "treat these pods as one unit",
+                        remediation=f"Run a workload that needs pod-level NUMA alignment as a kind that "
+                        f"accepts pod-level resources (a Deployment), or annotate the {pod.ref.kind}'s "
+                        "template numaguard.io/scope: unmanaged if per-container alignment is enough.")
     else:
         yield Violation(("resources",), "the pod has no pod-level spec.resources: the "
                         "pod-scope resource managers will not treat it as one unit; "

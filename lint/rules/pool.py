@@ -30,7 +30,7 @@ every configuration gets the finding and the message says there is no majority.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Iterable
 
@@ -122,6 +122,44 @@ class NodeHardware:
     memory: int | None = None                         # bytes
     ref: ObjectRef | None = None
     paths: dict[str, Path] = field(default_factory=dict)   # attribute -> where it was read
+    # A node described by several documents (its Node object and its NodeResourceTopology):
+    # attribute -> (source, ref) of the document it was read from (see merge_hardware).
+    origins: dict[str, tuple[str | None, ObjectRef | None]] = field(default_factory=dict)
+
+    def origin(self, attr: str) -> tuple[str, ObjectRef | None]:
+        """The source and object a finding about `attr` points at."""
+        source, ref = self.origins.get(attr, (self.source, self.ref))
+        return source or self.name, ref
+
+
+_ATTRIBUTES = ("os", "sockets", "numa_nodes", "cpus_per_numa", "memory_per_numa", "threads_per_core",
+               "cpus", "memory")
+
+
+def merge_hardware(nodes: Iterable[NodeHardware]) -> list[NodeHardware]:
+    """One record per node name: what each document of a node says (the Node object its OS,
+    CPUs and memory, its NodeResourceTopology the NUMA layout) merged, the first document that
+    knows an attribute giving it. Without this a node read from both counts twice."""
+    merged: dict[str, NodeHardware] = {}
+    for n in nodes:
+        kept = merged.get(n.name)
+        if kept is None:
+            merged[n.name] = n
+            continue
+        values, paths, origins = {}, dict(kept.paths), dict(kept.origins)
+        for attr in _ATTRIBUTES:
+            if getattr(kept, attr) is None and getattr(n, attr) is not None:
+                values[attr] = getattr(n, attr)
+                origins[attr] = (n.source, n.ref)
+                if attr in n.paths:
+                    paths[attr] = n.paths[attr]
+                else:
+                    paths.pop(attr, None)
+        for attr in _ATTRIBUTES:
+            if attr not in origins and getattr(kept, attr) is not None:
+                origins[attr] = (kept.source, kept.ref)
+        merged[n.name] = replace(kept, **values, paths=paths, origins=origins)
+    return list(merged.values())
 
 
 # ------------------------------------------------------------------------------- settings
@@ -269,13 +307,14 @@ def _same(attr: str, a: Any, b: Any) -> bool:
 def hardware_findings(nodes: Iterable[NodeHardware]) -> list[PoolViolation]:
     """NG405 for every node that is not Linux; NG404 for every node whose hardware differs
     from the pool's majority in some attribute (compared among the nodes where it is known)."""
-    nodes = list(nodes)
+    nodes = merge_hardware(nodes)
     out: list[PoolViolation] = []
     for n in nodes:
         if n.os is not None and n.os.lower() != "linux":
-            out.append(PoolViolation(POOL_NOT_LINUX, n.source or n.name, Violation(
+            source, ref = n.origin("os")
+            out.append(PoolViolation(POOL_NOT_LINUX, source, Violation(
                 path=n.paths.get("os", ()), message=f"node {n.name} runs {n.os}, not Linux: pod-level resources "
-                                                    "and the pod-level resource managers are Linux only"), n.ref))
+                                                    "and the pod-level resource managers are Linux only"), ref))
     for attr, label in _HARDWARE_FIELDS:
         known = [n for n in nodes if getattr(n, attr) is not None]
         if len(known) < 2:
@@ -305,8 +344,9 @@ def hardware_findings(nodes: Iterable[NodeHardware]) -> list[PoolViolation]:
                     message = (f"node {n.name} has {_show(attr, value)} {label}, but {len(others)} of "
                                f"{len(known)} nodes of the pool have {_show(attr, reference[0])} "
                                f"({_names([m.name for m in others])})")
-                out.append(PoolViolation(POOL_HARDWARE, n.source or n.name,
-                                         Violation(path=n.paths.get(attr, ()), message=message), n.ref))
+                source, ref = n.origin(attr)
+                out.append(PoolViolation(POOL_HARDWARE, source,
+                                         Violation(path=n.paths.get(attr, ()), message=message), ref))
     return out
 
 

@@ -58,7 +58,8 @@ def owner_text(pod: dict) -> str:
     labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
     template_hash = labels.get("pod-template-hash")
     name = str(controller.get("name") or "")
-    if controller.get("kind") == "ReplicaSet" and template_hash and name.endswith("-" + template_hash):
+    if (controller.get("kind") == "ReplicaSet" and isinstance(template_hash, str) and template_hash
+            and name.endswith("-" + template_hash)):
         text += f" of Deployment/{name[:-len(template_hash) - 1]}"
     return text
 

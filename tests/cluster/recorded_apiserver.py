@@ -19,6 +19,30 @@ staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go and recorded answers):
   authorizer's words (plugin/pkg/auth/authorizer/rbac: `User "..." cannot list resource
   "pods" in API group "" at the cluster scope`).
 
+And the ways a real cluster misbehaves (`Scenario.faults`, and the configz answers):
+
+* a list page answered with a 500 `Status` whose reason is empty, as responsewriters'
+  ErrorToAPIStatus writes an error that is no StatusError (`internal_error`: "etcdserver:
+  request timed out"), once or every time;
+* the max-in-flight filter's 429: plain text "Too many requests, please try again later."
+  with `Retry-After: 1` (staging/src/k8s.io/apiserver/pkg/server/filters/maxinflight.go
+  tooManyRequests, written with http.Error, so not a Status);
+* an expired continue token: 410 `Status`, reason Expired, with the etcd3 store's message
+  and an inconsistent continue token (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go);
+* a connection reset before the answer (`Reset`: the socket closed with SO_LINGER 0, so the
+  client reads ECONNRESET);
+* a node proxy that answers later than the client waits (`Hang`: the kubelet accepted the
+  connection and is stuck; the API server's proxy is a long-running request with no timeout of
+  its own);
+* the node proxy's 503 `Status` "error trying to reach service: <Go dial error>", with the
+  node's IP and port in it (staging/src/k8s.io/apimachinery/pkg/util/proxy/transport.go, used
+  by pkg/registry/core/node/rest/proxy.go with wrapTransport): `proxy_unreachable`,
+  `proxy_reset`;
+* the kubelet's own 403, plain text passed through the proxy
+  (pkg/kubelet/server/server.go InstallAuthFilter: "Forbidden (user=%s, verb=%s,
+  resource=%s, subresource=%s)"; through the proxy the user is the API server's kubelet
+  client): `kubelet_forbidden`.
+
 TLS uses a CA and a server certificate made here with `cryptography`; `write_kubeconfig`
 writes a kubeconfig the `kubernetes` client loads, so the whole client path is real.
 """
@@ -27,8 +51,11 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import socket
 import ssl
+import struct
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -67,6 +94,65 @@ def proxy_unreachable(ip: str) -> dict:
                   f"error trying to reach service: dial tcp {ip}:10250: connect: connection refused")
 
 
+def proxy_reset(apiserver_ip: str, port: int, ip: str) -> dict:
+    """The kubelet reset the API server's connection mid-request (Go's net.OpError for a read:
+    `read tcp <local>-><remote>: read: connection reset by peer`)."""
+    return status(503, "ServiceUnavailable", f"error trying to reach service: read tcp {apiserver_ip}:{port}->"
+                                             f"{ip}:10250: read: connection reset by peer")
+
+
+def internal_error(message: str = "etcdserver: request timed out") -> dict:
+    """A 500 for an error that is not a StatusError: code 500, no reason."""
+    body = status(500, "", message)
+    del body["reason"]
+    return body
+
+
+EXPIRED_MESSAGE = ("The provided continue parameter is too old to display a consistent list result. You "
+                   "can start a new list without the continue parameter, or use the continue token in this "
+                   "response to retrieve the remainder of the results. Continuing with the provided token "
+                   "results in an inconsistent list - objects that were created, modified, or deleted "
+                   "between the time the first chunk was returned and now may show up in the list.")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A plain-text answer (http.Error: text/plain; charset=utf-8, the text and a newline)."""
+    code: int
+    text: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+TOO_MANY_REQUESTS = Text(429, "Too many requests, please try again later.", (("Retry-After", "1"),))
+
+
+def kubelet_forbidden(subresource: str = "proxy") -> Text:
+    return Text(403, f"Forbidden (user=kube-apiserver-kubelet-client, verb=get, resource=nodes, "
+                     f"subresource={subresource})")
+
+
+@dataclass(frozen=True)
+class Reset:
+    """Close the connection with a TCP reset instead of answering."""
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Answer `then` (a kubeletconfig, a (code, body) pair, a Text...) after `seconds`."""
+    seconds: float
+    then: Any
+
+
+@dataclass
+class Fault:
+    """Spoils requests to `path`: those for list page `page` (1-based; None: any request), the
+    first `times` of them (None: every one), answering `answer` instead."""
+    path: str
+    answer: Any
+    page: int | None = None
+    times: int | None = 1
+
+
 @dataclass
 class Scenario:
     """What the cluster holds and who may read it. `pods` and `nodes` may be lists or
@@ -79,7 +165,18 @@ class Scenario:
     denied: dict[str, set[str]] = field(default_factory=dict)   # token -> {"pods", "nodes", "nodes/proxy", ...}
     # When set: the (verb, resource) pairs a ClusterRole grants; anything else is a 403.
     allowed: set[tuple[str, str]] | None = None
+    faults: list[Fault] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    request_times: list[tuple[float, str]] = field(default_factory=list)   # (time.monotonic(), path)
+    stopping: threading.Event = field(default_factory=threading.Event)   # ends every Hang
+
+    def fault_for(self, path: str, page: int) -> Any:
+        for fault in self.faults:
+            if fault.path == path and fault.page in (None, page) and fault.times != 0:
+                if fault.times is not None:
+                    fault.times -= 1
+                return fault.answer
+        return None
 
 
 def _items(source) -> list:
@@ -124,11 +221,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _answer(self, answer: Any) -> None:
+        """A Text, Reset or Hang, or a (code, body) pair."""
+        if isinstance(answer, Hang):
+            if self.scenario.stopping.wait(answer.seconds):
+                return self._reset()
+            return self._answer(answer.then)
+        if isinstance(answer, Reset):
+            return self._reset()
+        if isinstance(answer, Text):
+            data = (answer.text + "\n").encode()
+            self.send_response(answer.code)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            for name, value in answer.headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return None
+        code, body = answer
+        return self._send(code, body)
+
+    def _reset(self) -> None:
+        self.close_connection = True
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.close()
+
     def do_GET(self) -> None:   # noqa: N802 (http.server's naming)
         sc = self.scenario
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         sc.requests.append(self.path)
+        sc.request_times.append((time.monotonic(), url.path))
         auth = self.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
         if token not in sc.tokens:
@@ -157,13 +282,13 @@ class _Handler(BaseHTTPRequestHandler):
             name = path.split("/")[4]
             if "nodes/proxy" in denied:
                 return self._send(403, forbidden(user, "get", "nodes", subresource="proxy", name=name))
-            answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
+            answer = sc.fault_for(path, 1)
+            if answer is None:
+                answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
             if answer is None:
                 return self._send(404, status(404, "NotFound", f'nodes "{name}" not found',
                                               {"name": name, "kind": "nodes"}))
-            if isinstance(answer, tuple):
-                return self._send(answer[0], answer[1])
-            return self._send(200, {"kubeletconfig": answer})
+            return self._configz(answer)
         if path == NRT_PREFIX:
             if sc.nrts is None:
                 return self._send(404, NOT_FOUND)
@@ -172,10 +297,20 @@ class _Handler(BaseHTTPRequestHandler):
             return self._list("NodeResourceTopologyList", "topology.node.k8s.io/v1alpha2", sc.nrts, query)
         return self._send(404, NOT_FOUND)
 
+    def _configz(self, answer: Any) -> None:
+        """The kubelet's `{"kubeletconfig": ...}` for a dict, else the answer as it is."""
+        def body(found: Any) -> Any:
+            return (200, {"kubeletconfig": found}) if isinstance(found, dict) else found
+        self._answer(Hang(answer.seconds, body(answer.then)) if isinstance(answer, Hang) else body(answer))
+
     def _list(self, kind: str, api_version: str, items: Any, query: dict) -> None:
+        limit = int(query.get("limit", "0") or 0)
+        fault = self.scenario.fault_for(urlsplit(self.path).path, self._page_number(items, query, limit))
+        if fault is not None:
+            return self._answer(fault)
         if hasattr(items, "page"):        # a generated list (the benchmark): no sorting in memory
             start = _decode_token(query["continue"]) if "continue" in query else None
-            page, last, remaining = items.page(start, int(query.get("limit", "0") or 0))
+            page, last, remaining = items.page(start, limit)
             meta: dict[str, Any] = {"resourceVersion": RESOURCE_VERSION}
             if remaining:
                 meta["continue"] = _continue_token(last)
@@ -193,12 +328,41 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(400, status(400, "BadRequest", "continue key is not valid: illegal base64 data"))
             items = [i for i in items if key(i) > start]
         meta: dict[str, Any] = {"resourceVersion": RESOURCE_VERSION}
-        limit = int(query.get("limit", "0") or 0)
         if limit and len(items) > limit:
             meta["continue"] = _continue_token(key(items[limit - 1]))
             meta["remainingItemCount"] = len(items) - limit
             items = items[:limit]
         self._send(200, {"kind": kind, "apiVersion": api_version, "metadata": meta, "items": items})
+
+
+    @staticmethod
+    def _page_number(items: Any, query: dict, limit: int) -> int:
+        """Which page of the list a request asks for (1 without a continue token)."""
+        if "continue" not in query or not limit:
+            return 1
+        try:
+            start = _decode_token(query["continue"])
+        except (ValueError, KeyError):
+            return 0
+        if hasattr(items, "page"):
+            return (int(start) + 1) // limit + 1
+        keys = sorted(f"{(i.get('metadata') or {}).get('namespace', '')}/{(i.get('metadata') or {}).get('name', '')}"
+                      for i in _items(items))
+        return sum(1 for k in keys if k <= start) // limit + 1
+
+
+def expired(token_start: str = "") -> dict:
+    """The 410 for an expired continue token, with the inconsistent token to go on with."""
+    body = status(410, "Expired", EXPIRED_MESSAGE)
+    body["metadata"] = {"continue": _continue_token(token_start)} if token_start else {}
+    return body
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        pass      # a client that gave up on a hung answer, a reset we made: nothing to report
 
 
 def make_tls(folder: Path) -> tuple[Path, Path, Path]:
@@ -248,8 +412,7 @@ class RecordedApiServer:
         self.scenario, self.folder = scenario, Path(folder)
         self.ca, cert, key = make_tls(self.folder)
         handler = type("Handler", (_Handler,), {"scenario": scenario})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _QuietServer(("127.0.0.1", 0), handler)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)
         self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
@@ -261,6 +424,7 @@ class RecordedApiServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.scenario.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

@@ -378,8 +378,12 @@ def _mutations(value, path=()):
             yield from _mutations(child, path + (index,))
 
 
-ODD_VALUES = [None, True, -1, 1.5, "x", "1Gi", [], {}, [1], {"a": 1}, 10**30, "0-3", 65,
-              "hugepages-1Gi", float("nan")]
+ODD_VALUES = (None, True, -1, 1.5, "x", "1Gi", [], {}, [1], {"a": 1}, 10**30, "0-3", 65,
+              "hugepages-1Gi", float("nan"))
+# Each draw is a fresh copy: a later mutation step may write into a list or mapping inserted
+# by an earlier one, and a strategy's values must never change (hypothesis reports that as
+# FlakyStrategyDefinition and then fails on every run with the saved example).
+odd_values = st.sampled_from(ODD_VALUES).map(copy.deepcopy)
 
 
 @settings(deadline=None, max_examples=300)
@@ -397,7 +401,7 @@ def test_mangled_fixtures_raise_node_error_or_load(data):
         try:
             for key in target[:-1]:
                 holder = holder[key]
-            holder[target[-1]] = data.draw(st.sampled_from(ODD_VALUES))
+            holder[target[-1]] = data.draw(odd_values)
         except (KeyError, IndexError, TypeError):
             pass
     try:

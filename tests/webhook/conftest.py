@@ -12,7 +12,7 @@ import ssl
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -56,6 +56,9 @@ class ServiceConnection(http.client.HTTPSConnection):
         self.sock = self._context.wrap_socket(raw, server_hostname=SERVICE_DNS)
 
 
+PROBE_PATHS = ("/healthz", "/readyz", "/metrics")
+
+
 @dataclass
 class Server:
     proc: subprocess.Popen
@@ -64,19 +67,26 @@ class Server:
     certs: Path
     stdout: Path
     stderr: Path
-    contexts: dict = field(default_factory=dict)
+    probe_port: int = 0
+    client: str | None = None          # the client certificate presented (certs/NAME.crt), if any
 
     def context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=str(self.ca))
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        if self.client:
+            ctx.load_cert_chain(self.certs / f"{self.client}.crt", self.certs / f"{self.client}.key")
         return ctx
 
-    def connection(self, timeout: float = 30) -> ServiceConnection:
-        return ServiceConnection(self.port, self.context(), timeout)
+    def port_for(self, path: str) -> int:
+        """Probes and metrics are on the probe port, everything else on the review port."""
+        return self.probe_port if path in PROBE_PATHS else self.port
+
+    def connection(self, timeout: float = 30, port: int | None = None) -> ServiceConnection:
+        return ServiceConnection(port or self.port, self.context(), timeout)
 
     def request(self, method: str, path: str, data: bytes | None = None,
-                content_type: str = "application/json", headers: dict | None = None):
-        conn = self.connection()
+                content_type: str = "application/json", headers: dict | None = None, port: int | None = None):
+        conn = self.connection(port=port or self.port_for(path))
         try:
             hdrs = {"Content-Type": content_type, **(headers or {})} if data is not None else dict(headers or {})
             conn.request(method, path, body=data, headers=hdrs)
@@ -119,7 +129,7 @@ class Server:
 
 
 def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: tuple = (),
-                 env: dict | None = None) -> Server:
+                 client: str | None = None, env: dict | None = None) -> Server:
     certs = tmp / "certs"
     if not (certs / "tls.crt").exists():
         make_certs(certs, *cert_args)
@@ -128,12 +138,12 @@ def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: 
     if config is not None:
         (tmp / "config.yaml").write_text(config)
         cmd += ["--config", str(tmp / "config.yaml")]
-    port = free_port()
-    cmd += ["--port", str(port), *args]
+    port, probe_port = free_port(), free_port()
+    cmd += ["--port", str(port), "--probe-port", str(probe_port), *args]
     stdout, stderr = tmp / "access.log", tmp / "server.log"
     proc = subprocess.Popen(cmd, stdout=stdout.open("w"), stderr=stderr.open("w"),
                             env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
-    server = Server(proc, port, certs / "ca.crt", certs, stdout, stderr)
+    server = Server(proc, port, certs / "ca.crt", certs, stdout, stderr, probe_port, client)
     try:
         server.wait_ready()
     except AssertionError:

@@ -81,8 +81,9 @@ def test_audit_mode_namespace_allows_and_logs(server):
     assert resp == {"uid": sent["request"]["uid"], "allowed": True}
     entry = next(e for e in server.access_log() if e.get("uid") == sent["request"]["uid"])
     assert entry["mode"] == "audit" and entry["decision"] == "audit" and entry["rules"] == ["NG103"]
-    assert (entry["kind"], entry["namespace"], entry["name"], entry["operation"]) == (
-        "Pod", "team-audit", "burstable", "CREATE")
+    assert (entry["user"], entry["kind"], entry["namespace"], entry["name"], entry["operation"]) == (
+        "admin", "Pod", "team-audit", "burstable", "CREATE")
+    assert isinstance(entry["latencyMs"], float) and entry["latencyMs"] > 0
     assert "object" not in entry and "spec" not in str(entry)
 
 

@@ -66,6 +66,11 @@ def _raw_tls(server) -> socket.socket:
 
 
 def _read_response(sock: socket.socket) -> tuple[int, bytes]:
+    head, payload = _read_head_and_body(sock)
+    return int(head.split()[1]), payload
+
+
+def _read_head_and_body(sock: socket.socket) -> tuple[bytes, bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = sock.recv(65536)
@@ -76,7 +81,7 @@ def _read_response(sock: socket.socket) -> tuple[int, bytes]:
     length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
     while len(rest) < length:
         rest += sock.recv(65536)
-    return int(head.split()[1]), rest[:length]
+    return head + b"\r\n", rest[:length]
 
 
 def test_a_body_over_5_mib_is_413_before_it_is_read(server):
@@ -84,13 +89,27 @@ def test_a_body_over_5_mib_is_413_before_it_is_read(server):
     size = 6 * 1024 * 1024
     sock.sendall(b"POST /validate HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n"
                  b"Content-Length: %d\r\n\r\n" % (SERVICE_DNS.encode(), size) + b"{" + b" " * 1023)
-    # Only 1 KiB of 6 MiB was sent: the answer comes anyway.
-    status, payload = _read_response(sock)
+    # Only 1 KiB of 6 MiB was sent: the answer comes anyway, says the connection ends, and it
+    # does end cleanly: the response, then EOF (TLS close_notify and FIN, no reset).
+    head, payload = _read_head_and_body(sock)
+    sock.settimeout(10)
+    assert sock.recv(1) == b""
     sock.close()
-    assert status == 413
+    assert head.split(b"\r\n")[0] == b"HTTP/1.1 413 REQUEST ENTITY TOO LARGE"
+    assert b"\r\nConnection: close\r\n" in head
     assert json.loads(payload) == {"error": "body-too-large",
                                    "message": "body of 6291456 bytes is over the 5242880-byte limit"}
     _good(server)
+
+
+def test_a_body_of_exactly_5_mib_is_judged(server):
+    whole = body(review(managed_pod()))
+    limit = 5 * 1024 * 1024
+    padded = whole + b" " * (limit - len(whole))           # JSON allows the trailing whitespace
+    status, _, raw = server.request("POST", "/validate", padded)
+    assert status == 200 and json.loads(raw)["response"]["allowed"] is True
+    status, _, raw = server.request("POST", "/validate", padded + b" ")
+    assert (status, json.loads(raw)["error"]) == (413, "body-too-large")
 
 
 def test_half_a_body_then_a_stall_is_dropped_and_the_worker_keeps_serving(server):

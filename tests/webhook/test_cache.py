@@ -8,6 +8,7 @@ import tracemalloc
 
 import pytest
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
 from numaguard.lint.model import Finding, Severity
@@ -25,7 +26,7 @@ def test_the_judged_view_keeps_only_what_the_engine_reads():
     obj["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": "x" * 1000,
                                       "numaguard.io/ignore": "NG302"}
     obj["spec"]["template"]["metadata"]["annotations"] = {"numaguard.io/scope": "managed", "prometheus.io/port": "9"}
-    view = judged_view(obj)
+    view = judged_view(obj, BUILTIN_CARRIERS)
     assert view == {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"annotations": {"numaguard.io/ignore": "NG302"}},
         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "order-matcher"}},
@@ -34,7 +35,7 @@ def test_the_judged_view_keeps_only_what_the_engine_reads():
                  "strategy": {"type": "RollingUpdate"}}}
     assert "status" in obj and "status" not in view
     # Values of the wrong type stay for the engine to report.
-    assert judged_view({"metadata": {"annotations": ["a"]}, "spec": {"metadata": "x"}}) == {
+    assert judged_view({"metadata": {"annotations": ["a"]}, "spec": {"metadata": "x"}}, BUILTIN_CARRIERS) == {
         "metadata": {"annotations": ["a"]}, "spec": {"metadata": "x"}}
 
 
@@ -56,7 +57,7 @@ def test_the_view_is_judged_exactly_like_the_object(config, with_findings):
     for where, obj in judged_objects():
         whole = {k: v for k, v in obj.items() if k != "status"}
         expected = _comparable(lint_documents([whole], config=parsed, node=node).findings)
-        assert _comparable(lint_documents([judged_view(obj)], config=parsed, node=node).findings) == expected, where
+        assert _comparable(lint_documents([judged_view(obj, parsed.pod_carriers)], config=parsed, node=node).findings) == expected, where
         compared += bool(expected)
     assert compared >= with_findings
 
@@ -72,15 +73,15 @@ def test_replicas_share_one_entry_and_only_numaguard_annotations_make_another():
     cache = FindingsCache(1 << 20)
     template = burstable_pod()
     for _ in range(3):                                    # new name, uid, ownerReferences each time
-        cache.findings(judged_view(replica_pod(template)), judge)
+        cache.findings(judged_view(replica_pod(template), BUILTIN_CARRIERS), judge)
     relabelled = replica_pod(template)
     relabelled["metadata"]["labels"]["tier"] = "gold"
     relabelled["metadata"]["annotations"] = {"example.com/build": "1234" * 50_000}
-    cache.findings(judged_view(relabelled), judge)
+    cache.findings(judged_view(relabelled, BUILTIN_CARRIERS), judge)
     assert (len(judged), cache.hits, cache.misses, len(cache)) == (1, 3, 1, 1)
     ignored = replica_pod(template)
     ignored["metadata"]["annotations"] = {"numaguard.io/ignore": "NG103"}
-    assert cache.findings(judged_view(ignored), judge) == []
+    assert cache.findings(judged_view(ignored, BUILTIN_CARRIERS), judge) == []
     assert (len(judged), len(cache)) == (2, 2)
 
 
@@ -129,7 +130,7 @@ def test_the_count_errs_high_never_low_against_what_python_allocates():
         for i in range(300):
             pod = burstable_pod() if i % 2 else managed_pod(cpu="20", image="registry.k8s.io/pause:3.10")
             pod["spec"]["containers"][0]["name"] = f"app{offset + i}"
-            out.append(judged_view(pod))
+            out.append(judged_view(pod, BUILTIN_CARRIERS))
         return out
 
     for view in views(10_000):                       # the engine's own caches warmed up first

@@ -14,12 +14,13 @@ import subprocess
 import threading
 import time
 
+import pytest
 import yaml
 from cryptography import x509
 
-from .conftest import NUMAGUARD, make_certs, start_server
+from .conftest import NUMAGUARD, free_port, make_certs, start_server
 from .reviews import SERVICE_DNS, body, managed_pod, review
-from .test_bad_input import _raw_tls, _read_response
+from .test_bad_input import _raw_tls, _read_head_and_body, _read_response
 
 
 def _metric(text: str, name: str, labels: str = "") -> float:
@@ -77,21 +78,23 @@ def test_serve_refuses_unusable_config_and_certificates_in_one_line(tmp_path):
                                          "not a matching PEM certificate and key")
 
 
-def test_serve_refuses_a_port_already_in_use_in_one_line(tmp_path):
+@pytest.mark.parametrize("taken_flag, other_flag", [("--port", "--probe-port"), ("--probe-port", "--port")])
+def test_serve_refuses_a_port_already_in_use_in_one_line(tmp_path, taken_flag, other_flag):
     make_certs(tmp_path / "c")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        run = subprocess.run([*NUMAGUARD, "webhook", "serve", "--host", "127.0.0.1", "--port", str(port),
-                              "--cert", str(tmp_path / "c" / "tls.crt"), "--key", str(tmp_path / "c" / "tls.key")],
-                             capture_output=True, text=True, timeout=60)
+        run = subprocess.run([*NUMAGUARD, "webhook", "serve", "--host", "127.0.0.1", taken_flag, str(port),
+                              other_flag, str(free_port()), "--cert", str(tmp_path / "c" / "tls.crt"),
+                              "--key", str(tmp_path / "c" / "tls.key")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
     assert run.stderr.strip() == f"Error: cannot listen on 127.0.0.1:{port}: Address already in use"
 
 
 def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
-    # Two sync workers: while one is held by a stalled body, the other answers everything else.
+    # Two workers of one review thread each: a stalled body holds no thread (the front reads
+    # bodies), and the kernel spreads the 20 reviews' connections over both workers' sockets.
     srv = start_server(tmp_path, "--workers", "2", "--threads", "1", "--body-timeout", "3", "--shutdown-delay", "0")
     try:
         whole = body(review(managed_pod()))
@@ -99,7 +102,7 @@ def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
         stalled.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                         b"Content-Length: %d\r\n\r\n" % len(whole) + whole[:100])
         time.sleep(1.5)                        # let one worker take it and block on the body
-        for _ in range(5):
+        for _ in range(20):
             assert srv.validate(review(managed_pod()))["response"]["allowed"] is True
         assert _read_response(stalled)[0] == 408
         stalled.close()
@@ -110,10 +113,10 @@ def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
         for _ in range(4):                     # whichever worker answers, the totals are the server's
             text = srv.request("GET", "/metrics")[2].decode()
             assert _metric(text, "numaguard_webhook_requests_total",
-                           'decision="allow",kind="Pod",operation="CREATE"') == 5
+                           'decision="allow",kind="Pod",operation="CREATE"') == 20
             assert _metric(text, "numaguard_webhook_bad_requests_total", 'reason="body-timeout"') == 1
-            assert _metric(text, "numaguard_webhook_findings_total", 'rule="NG110",severity="info"') == 5
-            assert _metric(text, "numaguard_webhook_request_duration_seconds_count") == 5
+            assert _metric(text, "numaguard_webhook_findings_total", 'rule="NG110",severity="info"') == 20
+            assert _metric(text, "numaguard_webhook_request_duration_seconds_count") == 20
         not_after = x509.load_pem_x509_certificate((srv.certs / "tls.crt").read_bytes()).not_valid_after_utc
         assert _metric(text, "numaguard_webhook_certificate_expiry_timestamp_seconds") == not_after.timestamp()
         # A worker dies; gunicorn replaces it; what it counted is still reported.
@@ -121,7 +124,7 @@ def test_metrics_report_every_worker_and_survive_a_dead_worker(tmp_path):
         time.sleep(2)
         srv.wait_ready()
         text = srv.request("GET", "/metrics")[2].decode()
-        assert _metric(text, "numaguard_webhook_requests_total", 'decision="allow",kind="Pod",operation="CREATE"') == 5
+        assert _metric(text, "numaguard_webhook_requests_total", 'decision="allow",kind="Pod",operation="CREATE"') == 20
     finally:
         assert srv.stop() == 0
 
@@ -253,7 +256,7 @@ def test_readyz_is_false_with_an_expired_certificate(tmp_path):
         ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE   # the kubelet's probe does not verify
         from .conftest import ServiceConnection
 
-        conn = ServiceConnection(srv.port, ctx)
+        conn = ServiceConnection(srv.probe_port, ctx)
         conn.request("GET", "/readyz")
         resp = conn.getresponse()
         assert resp.status == 503
@@ -261,3 +264,26 @@ def test_readyz_is_false_with_an_expired_certificate(tmp_path):
         conn.close()
     finally:
         assert srv.stop() == 0
+
+
+def test_sigterm_answers_a_review_on_a_kept_alive_connection_then_closes_it(tmp_path):
+    """After the graceful stop begins, a kept-alive connection is not cut under a review the
+    API server may be sending: it is answered, with Connection: close, then closed."""
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "2", "--shutdown-delay", "0")
+    whole = body(review(managed_pod()))
+    request = (b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % len(whole) + whole)
+    sock = _raw_tls(srv)
+    sock.sendall(request)
+    head, _ = _read_head_and_body(sock)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"Connection:" not in head        # kept alive
+    srv.proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)                       # the worker is stopping: within its 2 s linger
+    sock.sendall(request)
+    head, payload = _read_head_and_body(sock)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"\r\nConnection: close\r\n" in head
+    assert json.loads(payload)["response"]["allowed"] is True
+    sock.settimeout(10)
+    assert sock.recv(1) == b""
+    sock.close()
+    assert srv.proc.wait(30) == 0

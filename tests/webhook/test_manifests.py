@@ -4,6 +4,7 @@ error rules as cel-go does), must let through every object the engine would give
 they never error; the output is valid Kubernetes 1.37 and is what deploy/webhook ships."""
 from __future__ import annotations
 
+import json
 import subprocess
 from types import SimpleNamespace
 
@@ -13,13 +14,14 @@ import yaml
 from cel_expr_python import cel
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from numaguard.lint.carriers import BUILTIN_CARRIERS
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
 from numaguard.lint.model import PoolSettings
-from numaguard.lint.objects import api_group
 from numaguard.webhook.cache import judged_view
-from numaguard.webhook.manifests import (CONFIGMAP_FILE, VWC_FILE, cel_string, match_conditions,
-                                         validating_webhook_configuration)
+from numaguard.webhook.decide import JUDGED
+from numaguard.webhook.manifests import (CONFIGMAP_FILE, RESOURCES, VWC_FILE, cel_string, match_conditions,
+                                         validating_webhook_configuration, webhook_rules)
 from .conftest import NUMAGUARD
 from .judged_objects import ROOT, judged_objects
 
@@ -37,8 +39,8 @@ ENV = cel.NewEnv(variables={"object": cel.Type.DYN, "request": cel.Type.DYN})
 
 def evaluate(conditions: list[dict], obj: dict, operation: str = "CREATE") -> bool:
     """All conditions true (the API server then calls the webhook); an error fails the test."""
-    group = api_group(obj["apiVersion"])
-    request = {"kind": {"group": group, "version": "v1", "kind": obj["kind"]}, "operation": operation,
+    group, _, version = obj["apiVersion"].rpartition("/")
+    request = {"kind": {"group": group, "version": version, "kind": obj["kind"]}, "operation": operation,
                "userInfo": {"username": "admin"}, "namespace": "default", "name": "x"}
     results = []
     for condition in conditions:
@@ -51,7 +53,7 @@ def evaluate(conditions: list[dict], obj: dict, operation: str = "CREATE") -> bo
 def finds_anything(obj: dict, config) -> bool:
     """Whether the webhook's judging finds anything (it judges the judged view: no status, which
     the API server resets on CREATE)."""
-    return bool(lint_documents([judged_view(obj)], config=config).active)
+    return bool(lint_documents([judged_view(obj, config.pod_carriers)], config=config).active)
 
 
 @pytest.mark.parametrize("name", CONFIGS)
@@ -70,7 +72,7 @@ def test_with_two_pools_an_object_either_pool_judges_reaches_the_webhook():
     """`pools:` (issue 13 §2) gives a list; the conditions take it as they take `pool:`."""
     first = PoolSettings(node_labels={"node.example.com/pool": "cpu"})
     second = PoolSettings(taint={"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"})
-    both = SimpleNamespace(scope_all=False, pools=(first, second))
+    both = SimpleNamespace(scope_all=False, pools=(first, second), pod_carriers=BUILTIN_CARRIERS)
     conditions = match_conditions(both)
     singles = [config_from_dict({"pool": {"nodeLabels": dict(first.node_labels)}}),
                config_from_dict({"pool": {"taint": dict(second.taint)}})]
@@ -150,15 +152,33 @@ def test_scope_all_sends_everything():
 
 def test_one_condition_per_judged_kind_named_and_within_the_api_servers_limits():
     conditions = match_conditions(config_from_dict({"pool": POOL}))
+    kinds = list(BUILTIN_CARRIERS.kinds())
     assert [c["name"] for c in conditions] == [
-        "pod-may-be-in-scope", "replicationcontroller-may-be-in-scope", "deployment-may-be-in-scope",
-        "statefulset-may-be-in-scope", "daemonset-may-be-in-scope", "replicaset-may-be-in-scope",
-        "job-may-be-in-scope", "cronjob-may-be-in-scope"]
-    assert len(conditions) <= 64
-    assert conditions[7]["expression"].startswith(
-        '!(request.kind.group == "batch" && request.kind.kind == "CronJob") ||\n(\n  (has(object.spec) && '
-        'type(object.spec) == map && has(object.spec.jobTemplate) && type(object.spec.jobTemplate) == map && '
-        'has(object.spec.jobTemplate.spec)')
+        f"{group}/{kind.lower()}-may-be-in-scope" if group else f"{kind.lower()}-may-be-in-scope"
+        for group, kind in kinds]
+    assert conditions[:3] == [c for c in conditions if "/" not in c["name"]]
+    assert [c["name"] for c in conditions[7:9]] == ["batch/job-may-be-in-scope", "batch/cronjob-may-be-in-scope"]
+    assert len(conditions) == len(kinds) == 35
+    assert conditions[8]["expression"].startswith(
+        '!(request.kind.group == "batch" && request.kind.kind == "CronJob") ||\n(!(type(object) == map) || '
+        '(has(object.metadata) && [object.metadata].exists(m, type(m) == map && has(m.annotations) && ')
+    # CEL's parser limits (cel-go and cel-cpp): 100,000 code points per expression; each compiles.
+    assert max(len(c["expression"]) for c in conditions) < 15_000
+    for condition in conditions:
+        ENV.compile(condition["expression"])
+
+
+def test_past_64_kinds_the_conditions_are_joined_into_64_that_decide_alike():
+    extra = "".join(f"- {{apiVersion: k{i}.example.com/v1, kind: Job{i}, paths: [spec.template], resource: job{i}s}}\n"
+                    for i in range(40))
+    config = config_from_dict(yaml.safe_load("podTemplates:\n" + extra))
+    conditions = match_conditions(config)
+    assert len(conditions) == 64 and conditions[0]["name"] == "may-be-in-scope-1"
+    managed = {"apiVersion": "k39.example.com/v1", "kind": "Job39", "metadata": {"name": "j"},
+               "spec": {"template": {"spec": {"resources": {"limits": {"cpu": "1"}}, "containers": []}}}}
+    assert evaluate(conditions, managed)
+    assert not evaluate(conditions, {**managed, "spec": {"template": {"spec": {"containers": []}}}})
+    assert evaluate(conditions, _pod(resources={"limits": {"cpu": "2"}}))
 
 
 @pytest.mark.parametrize("name", CONFIGS)
@@ -176,12 +196,9 @@ def test_the_command_writes_both_files_and_deploy_webhook_ships_them(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [f"{tmp_path / 'out' / VWC_FILE}: written",
                                        f"{tmp_path / 'out' / CONFIGMAP_FILE}: written"]
-    for name in (VWC_FILE, CONFIGMAP_FILE):
-        made = yaml.safe_load((tmp_path / "out" / name).read_text())
-        ours = yaml.safe_load((DEPLOY / name).read_text())
-        for hook in ours.get("webhooks", []):
-            hook["clientConfig"].pop("caBundle", None)       # `certs --patch` adds it
-        assert made == ours, f"deploy/webhook/base/{name} is not what `numaguard webhook manifests` writes"
+    for name in (VWC_FILE, CONFIGMAP_FILE):         # byte for byte: one source of truth
+        assert (tmp_path / "out" / name).read_text() == (DEPLOY / name).read_text(), \
+            f"deploy/webhook/base/{name} is not what `numaguard webhook manifests` writes"
     assert (tmp_path / "out" / VWC_FILE).read_text().startswith(
         "# Written by `numaguard webhook manifests --config config.yaml`: matchConditions are derived\n")
     stdout = subprocess.run([*NUMAGUARD, "webhook", "manifests", "--config", str(tmp_path / "config.yaml"),
@@ -190,6 +207,118 @@ def test_the_command_writes_both_files_and_deploy_webhook_ships_them(tmp_path):
     assert [d["kind"] for d in docs] == ["ValidatingWebhookConfiguration", "ConfigMap"]
     assert docs[0]["webhooks"][0]["failurePolicy"] == "Fail"
     assert docs[1]["data"]["config.yaml"] == shipped["data"]["config.yaml"]
+
+
+def test_the_rules_name_every_carrier_kind_by_its_resource_in_the_versions_it_serves():
+    assert set(RESOURCES) == set(BUILTIN_CARRIERS.kinds())
+    rules = webhook_rules(BUILTIN_CARRIERS)
+    sent = {(group, version, resource, rule["scope"], tuple(rule["operations"]))
+            for rule in rules for group in rule["apiGroups"] for version in rule["apiVersions"]
+            for resource in rule["resources"]}
+    assert sent == {(group, version, RESOURCES[(group, kind)][0], RESOURCES[(group, kind)][1], tuple(sorted(ops)))
+                    for (group, kind), (ops, versions) in JUDGED.items() for version in versions}
+    assert [(r["apiGroups"], r["apiVersions"], r["resources"]) for r in rules if r["apiGroups"] == ["ray.io"]] == [
+        (["ray.io"], ["v1", "v1alpha1"], ["rayclusters", "rayjobs", "rayservices"]),
+        (["ray.io"], ["v1"], ["raycronjobs"])]
+    assert [r["scope"] for r in rules if "clustertrainingruntimes" in r["resources"]] == ["Cluster"]
+
+
+TRAINER = """\
+podTemplates:
+- group: ml.example.com
+  kind: Trainer
+  resource: trainers
+  paths: ["spec.roles?.*.template", "spec.workers[*].template"]
+"""
+
+
+def _trainer(roles=None, workers=(), annotations=None) -> dict:
+    spec: dict = {"workers": list(workers)}
+    if roles is not None:
+        spec["roles"] = roles
+    return {"apiVersion": "ml.example.com/v2", "kind": "Trainer",
+            "metadata": {"name": "t", **({"annotations": annotations} if annotations else {})}, "spec": spec}
+
+
+# Pod-level requests over limits: NG114 wherever the pod is (a validity check).
+INVALID = {"requests": {"cpu": "4"}, "limits": {"cpu": "2"}}
+
+
+def _template(annotations=None, **spec) -> dict:
+    return {**({"metadata": {"annotations": annotations}} if annotations else {}),
+            "spec": {"containers": [{"name": "c", "image": "registry.example/app:1"}], **spec}}
+
+
+@pytest.mark.parametrize("obj, sent", [
+    (_trainer(), False),                                                           # no template at all
+    (_trainer(roles={}), False),
+    (_trainer(roles={"a": {"template": _template()}, "b": {"template": _template()}}), False),
+    (_trainer(roles={"a": {"template": _template()}, "b": {"template": _template(resources=INVALID)}}), True),
+    (_trainer(roles={"b": {"template": _template({"numaguard.io/scope": "managed"})}}), True),
+    (_trainer(roles={"b": {}}), True),                                             # a role without its template
+    (_trainer(roles={"b": {"template": "x"}}), True),
+    (_trainer(roles=["x"]), True),                                                 # roles: not a map
+    (_trainer(workers=[_template()]), True),                                       # a worker without its template
+    (_trainer(workers=[{"template": _template(nodeSelector={"node.example.com/pool": "numa"})}]), True),
+    (_trainer(workers=[{"template": _template()}], annotations={"numaguard.io/scope": "managed"}), True),
+    ({"apiVersion": "ml.example.com/v2", "kind": "Trainer", "spec": {"roles": {"a": {"template": _template()}}}}, True),
+])
+def test_wildcard_paths_of_a_config_carrier_are_walked_as_the_engine_walks_them(obj, sent):
+    """`*` over a map, `[*]` over a list, `?`: sent exactly when the engine finds something here."""
+    config = config_from_dict({"pool": POOL, **yaml.safe_load(TRAINER)})
+    assert evaluate(match_conditions(config), obj) is sent
+    assert finds_anything(obj, config) is sent
+
+
+def test_annotations_on_a_job_template_between_a_jobset_and_its_pods_count():
+    """The engine merges the annotations of every template on the way (the JobSet's, the Job
+    template's, the pod template's): a Job template annotated managed puts its pods in scope."""
+    config = config_from_dict({"pool": POOL})
+    pod = _template()
+    job_template = {"spec": {"template": pod}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "j"},
+              "spec": {"replicatedJobs": [{"name": "w", "template": job_template}]}}
+    assert not evaluate(match_conditions(config), jobset) and not finds_anything(jobset, config)
+    job_template["metadata"] = {"annotations": {"numaguard.io/scope": "managed"}}
+    assert evaluate(match_conditions(config), jobset)
+    assert [f.rule for f in lint_documents([jobset], config=config).active] == ["NG101"]
+
+
+def test_a_config_entry_replacing_a_built_in_kind_for_one_version_is_chosen_by_version():
+    config = config_from_dict(yaml.safe_load("""\
+podTemplates:
+- {apiVersion: ray.io/v1alpha1, kind: RayCluster, paths: ["spec.pods[*]"]}
+"""))
+    odd = {"kind": "RayCluster", "metadata": {"name": "r"},
+           "spec": {"pods": [_template(resources=INVALID)], "headGroupSpec": {"template": _template()}}}
+    for version, sent in (("v1alpha1", True), ("v1", False)):
+        obj = {**odd, "apiVersion": f"ray.io/{version}"}
+        assert evaluate(match_conditions(config), obj) is sent
+        assert finds_anything(obj, config) is sent
+
+
+def test_a_config_kind_without_its_resource_name_is_refused_by_manifests(tmp_path):
+    (tmp_path / "c.yaml").write_text(TRAINER.replace("  resource: trainers\n", ""))
+    run = subprocess.run([*NUMAGUARD, "webhook", "manifests", "--config", str(tmp_path / "c.yaml")],
+                         capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == ("Error: podTemplates.0: give `resource:` for Trainer (ml.example.com): the name its CRD "
+                          "serves it under (spec.names.plural, e.g. trainers), which the webhook's rule needs\n")
+    (tmp_path / "c.yaml").write_text(TRAINER)
+    run = subprocess.run([*NUMAGUARD, "webhook", "manifests", "--config", str(tmp_path / "c.yaml")],
+                         capture_output=True, text=True, timeout=60)
+    hook = next(yaml.safe_load_all(run.stdout))["webhooks"][0]
+    # podTemplates entries come before the built-in ones (lint/carriers.py), here as there
+    assert hook["rules"][0] == {"apiGroups": ["ml.example.com"], "apiVersions": ["*"],
+                                "operations": ["CREATE", "UPDATE"], "resources": ["trainers"], "scope": "*"}
+    assert hook["matchConditions"][0]["name"] == "ml.example.com/trainer-may-be-in-scope"
+
+
+def test_the_shipped_configuration_fits_a_client_side_apply():
+    """`kubectl apply` keeps the whole object in the last-applied-configuration annotation, and
+    the API server takes at most 256 KiB of annotations (apimachinery TotalAnnotationSizeLimitB)."""
+    doc = yaml.safe_load((DEPLOY / VWC_FILE).read_text())
+    assert len(json.dumps(doc, separators=(",", ":"))) < 256 * 1024 * 0.6
 
 
 def test_an_unusable_config_is_one_line_and_exit_2(tmp_path):
@@ -204,7 +333,7 @@ def test_an_unusable_config_is_one_line_and_exit_2(tmp_path):
 KEYS = st.sampled_from(["node.example.com/pool", "topology.example.com/numa", "dedicated.example.com/numa",
                         "kubernetes.io/os", "team"])
 VALUES = st.sampled_from(["numa", "true", "other", ""])
-RESOURCES = st.sampled_from([None, {}, {"limits": {"cpu": "2", "memory": "1Gi"}},
+POD_RESOURCES = st.sampled_from([None, {}, {"limits": {"cpu": "2", "memory": "1Gi"}},
                              {"requests": {"cpu": "2", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}},
                              {"limits": {"pids": "100"}}, {"requests": {"cpu": "1500m"}}])
 TOLERATION = st.fixed_dictionaries({"key": KEYS, "operator": st.sampled_from(["Exists", "Equal"]), "value": VALUES},
@@ -218,7 +347,7 @@ SCOPE = st.sampled_from([None, "managed", "unmanaged"])
 def workloads(draw) -> dict:
     spec: dict = {"containers": [{"name": "c", "image": draw(st.sampled_from(["registry.example/a:1",
                                                                                "registry.k8s.io/pause:3.10"]))}]}
-    resources = draw(RESOURCES)
+    resources = draw(POD_RESOURCES)
     if resources is not None:
         spec["resources"] = resources
     if draw(st.booleans()):

@@ -7,6 +7,7 @@ import pytest
 from numaguard.lint.model import Finding, Severity
 from numaguard.lint.rules.registry import all_rules
 from numaguard.webhook.decide import JUDGED
+from numaguard.webhook.replicas import REPLICATED_KINDS
 from numaguard.webhook.review import AdmissionRequest
 from numaguard.webhook.text import (WARNING_MAX_CHARS, audit_findings, deny_message, finding_line, kept_errors_lead,
                                     one_line)
@@ -52,15 +53,24 @@ def test_every_rules_fix_fits_in_a_warning_with_its_id_and_field(rule):
     assert len(line) <= WARNING_MAX_CHARS
 
 
-@pytest.mark.parametrize("kind", sorted({kind for _, kind in JUDGED}))
-def test_the_update_lead_says_what_becomes_of_new_pods_within_256(kind):
+@pytest.mark.parametrize("group, kind", sorted(JUDGED))
+def test_the_update_lead_says_what_becomes_of_new_pods_within_256(group, kind):
     for count in (1, 12):
-        lead = kept_errors_lead(kind, count)
+        lead = kept_errors_lead(kind, count, (group, kind) in REPLICATED_KINDS)
         assert len(lead) <= WARNING_MAX_CHARS
-    assert kept_errors_lead("Deployment", 2) == (
+
+
+def test_the_update_lead_promises_replicas_only_where_a_built_in_controller_writes_them():
+    assert sorted(REPLICATED_KINDS) == [("", "ReplicationController"), ("apps", "DaemonSet"), ("apps", "Deployment"),
+                                        ("apps", "ReplicaSet"), ("apps", "StatefulSet"), ("batch", "CronJob"),
+                                        ("batch", "Job")]
+    assert kept_errors_lead("Deployment", 2, True) == (
         "numaguard: allowed because this Deployment already had the 2 errors below; the pods its controllers "
         "create are admitted as replicas of a judged Deployment and keep them: fix the template to give them "
         "their NUMA placement")
+    assert kept_errors_lead("JobSet", 1, False) == (
+        "numaguard: allowed because this JobSet already had the 1 error below; what its controller creates "
+        "from the template is judged as usual, and denied in enforce mode while it keeps it: fix the template")
 
 
 def test_a_denial_line_keeps_its_fix_within_600():
