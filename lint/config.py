@@ -6,17 +6,24 @@ Every value in the file is a string (rule severities, label values, versions), s
 scalars are read as the text written: `rules: {NG112: off}`, `nodeLabels: {gpu: true}` and
 `kubernetesVersion: 1.37` mean "off", "true" and "1.37", not YAML 1.1's false, True and a
 float. A dict given to `config_from_dict` directly gets the same reading for the booleans and
-numbers a YAML parser made of those words."""
+numbers a YAML parser made of those words.
+
+Pools: `pools:` names each managed node pool (its node labels, taint, kubelet configuration
+globs and node description); `pool:` is the shorthand for one pool, named "default". The
+top-level `node:` is the node description of every pool that names none and of the pods that
+target no pool (annotated `numaguard.io/scope: managed`, `scope: all`, or assumed managed
+because no pool is configured)."""
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import resources
 from pathlib import Path as FsPath
 from typing import Any
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarrier, PodCarriers, TemplatePathError, carrier_from_config
-from numaguard.lint.model import PoolSettings, Severity, value_kind
+from numaguard.lint.model import DEFAULT_POOL_NAME, PoolSettings, Severity, value_kind
 
 CONFIG_FILE_NAME = ".numaguard.yaml"
 
@@ -29,8 +36,9 @@ class ConfigError(ValueError):
 class Config:
     kubernetes_version: tuple[int, int] = (1, 37)
     scope_all: bool = False
-    pool: PoolSettings = PoolSettings()
-    node: str | None = None                      # node description path or builtin:NAME
+    pools: tuple[PoolSettings, ...] = ()         # the declared pools, in the file's order
+    node: str | None = None                      # node description path or builtin:NAME: the
+                                                 # default for pools without their own
     severities: dict[str, Severity | None] = field(default_factory=dict)   # None = off
     exclude: tuple[str, ...] = ()
     fail_on: str = "error"
@@ -47,19 +55,57 @@ class Config:
         for the versions they name), then the built-in carriers."""
         return BUILTIN_CARRIERS.with_first(self.pod_templates)
 
-    def names_pool_kubelet_config(self, source: str | None) -> bool:
-        """Whether `pool.kubeletConfigs` names this file (globs relative to the config file's
+    def pools_naming(self, source: str | None) -> tuple[str, ...]:
+        """The pools whose `kubeletConfigs` name this file (globs relative to the config file's
         folder, or to the working directory; `**` crosses folders; a pattern without `/`
-        matches a file name anywhere, like `exclude:`)."""
-        if not source or not self.pool.kubelet_configs:
-            return False
+        matches a file name anywhere, like `exclude:`; a folder names what is under it). Paths
+        without wildcards are looked up, not matched, so thousands of them stay cheap (`audit`
+        names each node's configuration `node/NAME`)."""
+        if not source or not any(p.kubelet_configs for p in self.pools):
+            return ()
         import os
 
+        relative = os.path.relpath(source, self.base_dir).replace(os.sep, "/")
+        candidates = (source.replace(os.sep, "/"), relative)
+        # a path and every folder above it, for the plain paths
+        prefixes = {"/".join(parts[:n]) for c in candidates for parts in [c.removeprefix("./").split("/")]
+                    for n in range(1, len(parts) + 1)}
+        return tuple(pool.name for pool, (paths, matches) in zip(self.pools, self._matchers)
+                     if not paths.isdisjoint(prefixes) or (matches is not None and matches(*candidates)))
+
+    def __getstate__(self) -> dict:
+        """Pickled for `--jobs` workers without the matchers built from the globs (closures):
+        each worker builds its own on first use."""
+        return {k: v for k, v in self.__dict__.items() if k != "_matchers"}
+
+    @cached_property
+    def _matchers(self) -> tuple[tuple[frozenset[str], Any], ...]:
+        """Per pool: its plain paths (with a `/`, no wildcard) and one test for the rest (built
+        once, not per file)."""
         from numaguard.lint.load.files import _excluder
 
-        matches = _excluder(self.pool.kubelet_configs)
-        relative = os.path.relpath(source, self.base_dir).replace(os.sep, "/")
-        return matches(source.replace(os.sep, "/"), relative)
+        out = []
+        for pool in self.pools:
+            cleaned = [g.strip().removeprefix("./").rstrip("/") for g in pool.kubelet_configs]
+            plain = frozenset(g for g in cleaned if "/" in g and not any(c in g for c in "*?["))
+            rest = [g for g in cleaned if g and g not in plain]
+            out.append((plain, _excluder(rest) if rest else None))
+        return tuple(out)
+
+    def node_paths(self, override: str | None = None) -> tuple[str | None, dict[str, str]]:
+        """Where the node descriptions are: the default one (`override`, i.e. `--node`, else
+        the top-level `node:`) and each pool's (its own `node:`, else the default). Paths in
+        the file are relative to its folder; `builtin:NAME` stays as written."""
+        import os
+
+        def resolve(path: str) -> str:
+            if path.startswith("builtin:") or os.path.isabs(path):
+                return path
+            return os.path.join(self.base_dir, path)
+
+        default = override or (resolve(self.node) if self.node else None)
+        pools = {p.name: resolve(p.node) if p.node else default for p in self.pools}
+        return default, {name: path for name, path in pools.items() if path}
 
 
 def parse_version(text: str) -> tuple[int, int]:
@@ -83,7 +129,6 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         first = errors[0]
         where = ".".join(map(str, first.absolute_path)) or "(top level)"
         raise ConfigError(f"{where}: {_message(first)}")
-    pool = data.get("pool") or {}
     try:
         pod_templates = tuple(carrier_from_config(entry, f"podTemplates.{i}")
                               for i, entry in enumerate(data.get("podTemplates") or ()))
@@ -92,8 +137,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     return Config(
         kubernetes_version=parse_version(data.get("kubernetesVersion", "1.37")),
         scope_all=data.get("scope") == "all",
-        pool=PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
-                          kubelet_configs=tuple(pool.get("kubeletConfigs") or ())),
+        pools=_pools(data),
         node=data.get("node"),
         severities={rid: None if sev == "off" else Severity(sev)
                     for rid, sev in (data.get("rules") or {}).items()},
@@ -117,8 +161,30 @@ def _bytes(text: str | int) -> int:
     return int(text)
 
 
+def _pools(data: dict) -> tuple[PoolSettings, ...]:
+    """`pools:` as written, or `pool:` as the one pool named "default"; a name given twice is
+    an error naming both places."""
+    written = data["pools"] if "pools" in data else [data["pool"]] if "pool" in data else []
+    pools, seen = [], {}
+    for i, pool in enumerate(written):
+        name = pool.get("name", DEFAULT_POOL_NAME)
+        if name in seen:
+            raise ConfigError(f"pools.{i}.name: {json.dumps(name)} is already the name of "
+                              f"pools.{seen[name]}; pool names are unique")
+        seen[name] = i
+        pools.append(PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
+                                  kubelet_configs=tuple(pool.get("kubeletConfigs") or ()), name=name,
+                                  node=pool.get("node")))
+    return tuple(pools)
+
+
 def _message(error: Any) -> str:
-    """jsonschema's message, with values in JSON words (null, false), not Python's (None)."""
+    """jsonschema's message, with values in JSON words (null, false), not Python's (None), or
+    the schema's own `errorMessage` where it words a rule (anyOf, not) better than jsonschema
+    can."""
+    if error.validator in ("anyOf", "not") and isinstance(error.schema, dict) \
+            and "errorMessage" in error.schema:
+        return error.schema["errorMessage"]
     if error.validator == "type":
         expected = error.validator_value
         expected = "an object" if expected == "object" else f"a {expected}"
@@ -141,10 +207,10 @@ def _as_written(data: Any) -> Any:
     rules = data.get("rules")
     if isinstance(rules, dict):
         data["rules"] = {key: ("off" if value is False else value) for key, value in rules.items()}
-    pool = data.get("pool")
-    if isinstance(pool, dict) and isinstance(pool.get("nodeLabels"), dict):
-        data["pool"] = {**pool, "nodeLabels": {key: _word(value)
-                                               for key, value in pool["nodeLabels"].items()}}
+    if isinstance(data.get("pool"), dict):
+        data["pool"] = _pool_as_written(data["pool"])
+    if isinstance(data.get("pools"), list):
+        data["pools"] = [_pool_as_written(p) if isinstance(p, dict) else p for p in data["pools"]]
     webhook = data.get("webhook")
     if isinstance(webhook, dict) and isinstance(webhook.get("timeouts"), dict):
         data["webhook"] = webhook = {**webhook, "timeouts": {key: _word(value) for key, value in webhook["timeouts"].items()}}
@@ -154,6 +220,17 @@ def _as_written(data: Any) -> Any:
     if isinstance(version, float):
         data["kubernetesVersion"] = repr(version)
     return data
+
+
+def _pool_as_written(pool: dict) -> dict:
+    pool = dict(pool)
+    if isinstance(pool.get("nodeLabels"), dict):
+        pool["nodeLabels"] = {key: _word(value) for key, value in pool["nodeLabels"].items()}
+    if isinstance(pool.get("taint"), dict):
+        pool["taint"] = {key: _word(value) if key == "value" else value for key, value in pool["taint"].items()}
+    if "name" in pool:
+        pool["name"] = _word(pool["name"])
+    return pool
 
 
 def _word(value: Any) -> Any:

@@ -6,11 +6,18 @@ schema check (NG002) and, when that passes, every enabled rule for that kind of 
 resolves each violation's path to a line and column, applies severity overrides and
 suppressions, and counts.
 
-After the documents, a pool pass (`_PoolInputs`) judges what belongs together: every
-KubeletConfiguration of the run as one pool (NG401), the nodes' hardware (NG404, NG405) and
-the kubelet's checkpoint files (NG402, NG403, NG406-NG408). It works from small per-document
-extracts (`KubeletExtract`, `CheckpointExtract`, `NodeHardware`, pod uids) taken while each
-document is linted, never from retained documents.
+Pools: the config's pools each have a rule context (their node description and empty node
+state, built once by `rule_context`); a pod is judged with the context of the pool it targets
+(`pod_placement`), a kubelet configuration with that of the pool it belongs to (its file named
+by a pool's `kubeletConfigs`, or its platform object selecting the pool's nodes), anything
+else with the run's default context.
+
+Rules with a `RunCheck` (the pools' NG4xx, the checkpoints, NG409 on a saved PodResources
+answer) judge the run as a whole: every
+document, judged kubelet configuration and unreadable file is offered to their `RunCheck`s,
+which keep a small extract of what they need; after the last document each check judges its
+extracts once. Workers hand back extracts, never documents (`RunPart`), so memory stays flat
+and `--jobs N` gives what one process gives. The engine knows no rule of that kind by name.
 """
 from __future__ import annotations
 
@@ -25,14 +32,9 @@ from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Vi
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.k8s.platform_registry import kindless_reader
 from numaguard.lint.rendered import RenderedFindings
-from numaguard.lint.rules.base import LintContext, Rule
+from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
 from numaguard.lint.rules.registry import all_rules
-from numaguard.lint.rules.node import (CHECKPOINT_CORRUPT, CheckpointExtract, RunningContainer, checkpoint_findings,
-                                       podresources_containers, reserved_cpu_findings)
-from numaguard.lint.rules.pool import (KubeletExtract, NodeHardware, PoolViolation, hardware_from_node_object,
-                                       hardware_from_nrt, pool_findings)
-from numaguard.lint.k8s.checkpoints import checkpoint_kind
 
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
@@ -76,10 +78,12 @@ class LintResult:
 
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
-                   load_errors: Iterable[LoadError] = (), context: LintContext | None = None) -> LintResult:
+                   load_errors: Iterable[LoadError] = (), context: LintContext | None = None,
+                   pool_nodes: dict[str, Any] | None = None) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file). `context`: a
-    `rule_context(config, node)` the caller keeps across calls (the webhook: one per worker)."""
-    linter = Linter(config=config, selection=selection, node=node, context=context)
+    `rule_context(config, node, pool_nodes)` the caller keeps across calls (the webhook: one
+    per worker). `node` is the default node description, `pool_nodes` each pool's by name."""
+    linter = Linter(config=config, selection=selection, node=node, context=context, pool_nodes=pool_nodes)
     linter.lint(documents, load_errors)
     return linter.finish()
 
@@ -87,25 +91,27 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
 @dataclass
 class RunPart:
     """What one batch of files leaves behind once its documents are dropped: findings, counts
-    and the pool pass's extracts. Worker processes return one; `Linter.absorb` merges it."""
+    and the run checks' extracts (check name -> extracts in input order). Worker processes
+    return one; `Linter.absorb` merges it."""
 
     findings: list[Finding]
     summary: Summary
-    pool: _PoolInputs
+    extracts: dict[str, list]
     rendered: RenderedFindings = field(default_factory=RenderedFindings)
 
 
 class Linter:
     """One lint run fed a batch of documents at a time (the CLI: one file and its kubelet
     drop-ins), so that a caller can drop each file's documents before loading the next: memory
-    then follows the findings, not the input. `finish` runs the pool pass over what every batch
-    left behind and returns the findings in the reports' order."""
+    then follows the findings, not the input. `finish` runs the run-level rules (NG4xx) over what
+    every batch left behind and returns the findings in the reports' order."""
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
-                 node: Any = None, context: LintContext | None = None) -> None:
+                 node: Any = None, context: LintContext | None = None,
+                 pool_nodes: dict[str, Any] | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
-        self._run = _Run(context or rule_context(config, node), selection, config.names_pool_kubelet_config)
+        self._run = _Run(context or rule_context(config, node, pool_nodes), selection, config.pools_naming)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
@@ -132,12 +138,14 @@ class Linter:
         run.companions.clear()
         run.owned_companions.clear()
         run.companion_findings.clear()
+        run._named.clear()
 
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
         run = self._run
-        part = RunPart(run.findings, run.summary, run.pool, run.rendered)
-        run.findings, run.summary, run.pool, run.rendered = [], Summary(), _PoolInputs(), RenderedFindings()
+        part = RunPart(run.findings, run.summary, run.extracts, run.rendered)
+        run.findings, run.summary, run.rendered = [], Summary(), RenderedFindings()
+        run.extracts = {check.name: [] for check in run.run_checks}
         return part
 
     def absorb(self, part: RunPart) -> None:
@@ -145,13 +153,14 @@ class Linter:
         run = self._run
         run.findings.extend(part.findings)
         run.summary.add(part.summary)
-        run.pool.merge(part.pool)
+        for name, extracts in part.extracts.items():
+            run.extracts[name].extend(extracts)
         run.rendered.merge(part.rendered)
 
     def finish(self) -> LintResult:
-        """Run the pool pass and return every finding, sorted as the reports show them."""
+        """Judge the run checks and return every finding, sorted as the reports show them."""
         run = self._run
-        run.pool_pass()
+        run.judge_run()
         for finding in run.rendered.release():      # a render's findings its profile lacks
             run.record(finding)
         sort_findings(run.findings)
@@ -193,40 +202,63 @@ def skip_reason(data: Any) -> str | None:
     return None
 
 
-def rule_context(config: Config, node: Any = None) -> LintContext:
-    """What every check may consult besides its subject, built from the config and the node."""
+def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | None = None) -> LintContext:
+    """What every check may consult besides its subject, built from the config and the node
+    descriptions: `node` is the default one (pools without their own, subjects of no pool),
+    `pool_nodes` each pool's by name. One empty node state per distinct node, built here once."""
     from numaguard.lint.numa.admission import empty_state_or_none
-    kubelet_config = getattr(node, "kubelet_config", None)
-    empty = empty_state_or_none(node.topology, kubelet_config, name=getattr(node, "name", "node")) \
-        if node is not None else None
-    return LintContext(kubernetes_version=config.kubernetes_version, scope_all=config.scope_all,
-                       pool=config.pool, node=node, kubelet_config=kubelet_config, empty_node_state=empty,
-                       carriers=config.pod_carriers)
+
+    states: dict[int, Any] = {}
+
+    def parts(node: Any) -> dict:
+        if node is None:
+            return {"node": None, "kubelet_config": None, "empty_node_state": None}
+        kubelet_config = getattr(node, "kubelet_config", None)
+        if id(node) not in states:
+            states[id(node)] = empty_state_or_none(node.topology, kubelet_config,
+                                                   name=getattr(node, "name", "node"))
+        return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)]}
+
+    common = {"kubernetes_version": config.kubernetes_version, "scope_all": config.scope_all,
+              "carriers": config.pod_carriers}
+    pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node)))
+                  for pool in config.pools)
+    return LintContext(**common, **parts(node), pools=pools)
 
 
 class _Run:
     """The mutable bookkeeping of one lint run (findings, counts), kept out of module state."""
 
     def __init__(self, ctx: LintContext, selection: Selection,
-                 names_pool_kubelet_config=lambda source: False) -> None:
+                 pools_naming=lambda source: ()) -> None:
         self.ctx, self.selection = ctx, selection
-        self.names_pool_kubelet_config = names_pool_kubelet_config
+        self._pools_naming = pools_naming
+        self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
         self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
-        rules = [r for r in all_rules() if selection.enabled(r) and (ctx.node or not r.needs_node)]
+        has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
+        rules = [r for r in all_rules() if selection.enabled(r) and (has_node or not r.needs_node)]
         self.pod_rules = [r for r in rules if r.target == "pod"]
         self.kubelet_rules = [r for r in rules if r.target == "kubelet"]
         self.status_rules = [r for r in rules if r.target == "status"]
+        # One entry per distinct check: rules of one family share their collection and judgement.
+        self.run_checks: list[RunCheck] = list({r.run.name: r.run for r in rules if r.run is not None}.values())
         self._rules_by_id = {r.id: r for r in rules}
         self.findings: list[Finding] = []
         self.summary = Summary()
-        self.pool = _PoolInputs()
+        self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
 
     # -- documents ---------------------------------------------------------------------
+    def pools_naming(self, source: str | None) -> tuple[str, ...]:
+        """The pools whose kubeletConfigs name this file, matched once per file of a batch."""
+        if source not in self._named:
+            self._named[source] = self._pools_naming(source)
+        return self._named[source]
+
     def collect_dropins(self, docs: list[Document]) -> None:
         """Pair kubelet drop-ins (`<main>.d/*.conf`) with their main file when both are linted
         in this run; the drop-ins are then linted as part of the merged configuration."""
@@ -260,16 +292,25 @@ class _Run:
                         self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
-        if checkpoint_kind(None, error.source) is not None:       # cpu_manager_state that is not JSON
+        position = (error.line, error.column) if error.line else None
+        subject = Subject("unreadable", error.message, label=error.source or "<input>", file=error.source,
+                          line=error.line, pools=self.pools_naming(error.source),
+                          locate=lambda: {(): position} if position else {})
+        if self._offer(subject):                 # a file a run check reads (a checkpoint) that is not JSON
             self.summary.objects += 1
-            self._emit(CHECKPOINT_CORRUPT, Violation(path=(), message="the kubelet cannot restore this "
-                                                     f"checkpoint: not JSON: {error.message}"),
-                       file=error.source, position=(error.line, error.column) if error.line else None,
-                       ref=None, ignores=frozenset())
             return
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
-                   position=(error.line, error.column) if error.line else None, ref=None,
-                   ignores=frozenset())
+                   position=position, ref=None, ignores=frozenset())
+
+    def _offer(self, subject: Subject) -> bool:
+        """Give one input to every run check; whether any kept an extract of it."""
+        kept = False
+        for check in self.run_checks:
+            extract = check.collect(subject, self.ctx)
+            if extract is not None:
+                self.extracts[check.name].append(extract)
+                kept = True
+        return kept
 
     def lint_one(self, doc: Document, prefix: Path) -> None:
         data = _at(doc.data, prefix)
@@ -278,36 +319,22 @@ class _Run:
                            Violation(path=(), message=f"list item is {value_kind(data)}, not a mapping"),
                            doc.ignores)
             return
-        running = podresources_containers(_label(doc, prefix), data)
-        if running is not None:            # a saved PodResources List answer (NG409)
-            self.summary.objects += 1
-            self.pool.add(_label(doc, prefix), doc, prefix, running=running)
-            return
-        kind = checkpoint_kind(data, doc.source)
-        if kind is not None:
-            self.summary.objects += 1
-            label = _label(doc, prefix)
-            extract = CheckpointExtract.of(label, data, kind, positions=_positions(data),
-                                           ignores=doc.ignores, version=self.ctx.kubernetes_version)
-            self.pool.add(label, doc, prefix, checkpoint=extract)
-            return
+        # The run checks see every document first (a checkpoint file, a Node, a Pod's uid).
+        kept = self._offer(Subject("document", data, label=_label(doc, prefix), file=doc.source,
+                                   line=doc.line, prefix=prefix, pools=self.pools_naming(doc.source),
+                                   ignores=doc.ignores, locate=lambda: _positions(data),
+                                   position_of=lambda path: position_of(data, tuple(path))))
         reason = skip_reason(data)
-        if reason is not None:
+        if reason is not None and not kept:
             self.summary.skip(reason)
             return
-        found = classify(data, self.ctx.carriers)
-        if found.kind == "skip":
-            hardware = _hardware(data, _label(doc, prefix))
-            if hardware is not None:
-                self.summary.objects += 1
-                self.pool.add(hardware.source, doc, prefix, node=hardware)
-                return
-            self.summary.skip(skips.UNKNOWN_KIND)
+        found = classify(data, self.ctx.carriers) if reason is None else None
+        if found is None or found.kind == "skip":
+            if kept:
+                self.summary.objects += 1         # judged by a run check only
+            else:
+                self.summary.skip(skips.UNKNOWN_KIND)
             return
-        if found.kind == "pod" and found.ref.kind == "Pod" and isinstance(data.get("metadata"), dict):
-            uid = data["metadata"].get("uid")
-            if isinstance(uid, str) and uid:
-                self.pool.pod_uids.add(uid)
         self.summary.objects += 1
         if found.problems:
             # A subject of the wrong shape: no pod template (or kubelet block) to read
@@ -325,8 +352,11 @@ class _Run:
                 self._lint_kubelet(doc, prefix, data, found.ref)
         seen: set = set()                    # one finding per place, however many carriers share it
         for carrier in found.platforms:
+            # One object carrying several configurations (node groups): each named by its line.
+            label = _label(doc, prefix) if len(found.platforms) == 1 else \
+                _line_label(doc, prefix + carrier.document_path(()))
             self._lint_platform_kubelet(doc, prefix, carrier, found.ref,
-                                        doc.ignores | _annotation_ignores(_own_annotations(data)), seen)
+                                        doc.ignores | _annotation_ignores(_own_annotations(data)), seen, label)
         if found.kind == "pod" and found.ref.kind == "Pod" and found.pods and isinstance(data.get("status"), dict):
             self._lint_status(doc, prefix, data, found.ref)
         for pod in found.pods:
@@ -334,11 +364,11 @@ class _Run:
 
     def _lint_pod(self, doc: Document, prefix: Path, pod) -> None:
         from numaguard.lint.k8s.pod_schema import pod_schema_violations
-        from numaguard.lint.rules.pods import VALIDITY_RULES, pod_scope
+        from numaguard.lint.rules.pods import VALIDITY_RULES, pod_placement
 
         # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
-        # the pool) gets no NG002 either (README "Which pods are policy-checked").
-        scope = pod_scope(pod, self.ctx)
+        # a pool) gets no NG002 either (README "Which pods are policy-checked").
+        scope, contexts = pod_placement(pod, self.ctx)
         if scope in ("out", "unmanaged"):
             self.summary.unmanaged += scope == "unmanaged"
             return
@@ -353,12 +383,15 @@ class _Run:
             for v in problems:
                 self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
             return
-        ctx = self.ctx if scope != "validity" else replace(self.ctx, in_pool=False)
-        for rule in self.pod_rules:
-            if scope == "validity" and rule.id not in VALIDITY_RULES:
-                continue
-            for v in rule.check(pod, ctx):
-                self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason)
+        if scope == "validity":
+            contexts = (replace(self.ctx, in_pool=False),)
+        # A pod only assumed to be managed (no pool that pods can target is configured) is
+        # told about the policy, not failed on it: its policy findings are warnings at most.
+        cap = Severity.WARNING if scope == "assumed" else None
+        rules = [r for r in self.pod_rules if scope != "validity" or r.id in VALIDITY_RULES]
+        for rule, v in _judged_in_each(rules, pod, contexts):
+            self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
+                           cap=None if rule.id in VALIDITY_RULES else cap)
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
@@ -392,25 +425,25 @@ class _Run:
         if dropin_owner(doc.source) is not None and len(parts) == 1 and not prefix:
             return                                # a drop-in alone is not a whole configuration
         effective = merge_kubelet_configs(decoded[0].effective, [d.effective for d in decoded[1:]])
-        named = any(self.names_pool_kubelet_config(p.source) for p in parts if p.source)
-        in_pool = kubelet_in_pool(effective, self.ctx, named)
-        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
+        # The pools it belongs to: those whose kubeletConfigs name the main file or a drop-in.
+        pools = tuple(dict.fromkeys(name for part in parts for name in self.pools_naming(part.source)))
+        in_pool = kubelet_in_pool(effective, self.ctx, bool(pools))
         ignores = frozenset().union(*(p.ignores for p in parts))
-        for rule in self.kubelet_rules:
-            if not in_pool and rule.id not in VALIDITY_RULES:
-                continue
-            for v in rule.check(effective, ctx):
-                if len(parts) == 1:
-                    self._emit_doc(doc, prefix, ref, rule, v, ignores)
-                else:
-                    self._emit_merged(parts, ref, rule, v, ignores)
-        if in_pool:
-            # Only the pool's configurations are compared with each other (NG401): the EKS
-            # default next to a kubeadm file in one repository are not one pool.
-            label = _label(doc, prefix)
-            self.pool.add(label, doc, prefix, kubelet=KubeletExtract.of(
-                label, effective, version=self.ctx.kubernetes_version, positions=_positions(data),
-                ref=ref, ignores=ignores))
+        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
+        for rule, v in _judged_in_each(rules, effective, self._contexts(pools, in_pool)):
+            if len(parts) == 1:
+                self._emit_doc(doc, prefix, ref, rule, v, ignores)
+            else:
+                self._emit_merged(parts, ref, rule, v, ignores)
+        self._offer(Subject("kubelet", effective, label=_label(doc, prefix), file=doc.source, line=doc.line,
+                            prefix=prefix, pools=pools, in_pool=in_pool, ref=ref, ignores=ignores,
+                            locate=lambda: _positions(data)))
+
+    def _contexts(self, pools: Iterable[str], in_pool: bool) -> list[LintContext]:
+        """The contexts a kubelet configuration is judged with: its pools' (their node
+        descriptions), else the run's; outside the pool tier, marked so."""
+        contexts = [c for c in map(self.ctx.pool_context, pools) if c is not None] or [self.ctx]
+        return contexts if in_pool else [replace(c, in_pool=False) for c in contexts]
 
     def _emit_merged(self, parts: list[Document], ref: ObjectRef, rule: Rule, v: Violation,
                      ignores: frozenset[str]) -> None:
@@ -424,32 +457,21 @@ class _Run:
         self._emit(rule, v, file=part.source, position=position, ref=ref, ignores=ignores,
                    path=tuple(v.path))
 
-    # -- the pool pass -----------------------------------------------------------------
-    def pool_pass(self) -> None:
-        pool = self.pool
-        pool.name_documents_apart()
-        violations = pool_findings(pool.kubelets, pool.nodes)
-        if pool.checkpoints:
-            topology = getattr(self.ctx.node, "topology", None)
-            violations += checkpoint_findings(pool.checkpoints, kubelet_config=pool.node_config(self.ctx),
-                                              topology=topology, pod_uids=pool.pod_uids or None)
-        if pool.running:
-            violations += reserved_cpu_findings(pool.running, kubelet_config=pool.node_config(self.ctx))
-        for pv in violations:
-            self._emit_pool(pv)
+    # -- the run checks ----------------------------------------------------------------
+    def judge_run(self) -> None:
+        for check in self.run_checks:
+            for rv in check.judge(self.extracts[check.name], self.ctx):
+                self._emit_run(rv)
 
-    def _emit_pool(self, pv: PoolViolation) -> None:
-        where = self.pool.where.get(pv.source)
-        if where is None:       # a caller-made extract: no file, no positions
-            self._emit(pv.rule, pv.violation, file=pv.source, position=None, ref=pv.ref,
-                       ignores=pv.ignores, path=tuple(pv.violation.path))
+    def _emit_run(self, rv: RunViolation) -> None:
+        rel = tuple(rv.violation.path)
+        place = rv.place
+        if place is None:       # a caller-made extract: no file, no positions
+            self._emit(rv.rule, rv.violation, file=rv.source, position=None, ref=rv.ref,
+                       ignores=rv.ignores, path=rel)
             return
-        doc, prefix, positions = where
-        rel = tuple(pv.violation.path)
-        position = next((positions[rel[:n]] for n in range(len(rel), 0, -1) if rel[:n] in positions),
-                        (doc.line, 1) if doc.line else None)
-        self._emit(pv.rule, pv.violation, file=doc.source, position=position, ref=pv.ref,
-                   ignores=pv.ignores, path=prefix + rel)
+        self._emit(rv.rule, rv.violation, file=place.file, position=place.position(rel), ref=rv.ref,
+                   ignores=rv.ignores, path=place.prefix + rel)
 
     def _lint_companion(self, doc: Document, ref: ObjectRef) -> None:
         """A KubeletConfiguration that a platform object of the same file takes as its base:
@@ -460,13 +482,15 @@ class _Run:
             self._emit_doc(doc, (), ref, INVALID_OBJECT, v, doc.ignores)
 
     def _lint_platform_kubelet(self, doc: Document, prefix: Path, carrier, ref: ObjectRef,
-                               ignores: frozenset[str], seen: set) -> None:
+                               ignores: frozenset[str], seen: set, label: str) -> None:
         """A kubelet configuration carried by a platform object (EKS NodeConfig, OpenShift
         KubeletConfig, PerformanceProfile, kubeadm, kind, Cluster API): what the platform itself
         refuses, the schema check on what the user wrote, then the kubelet rules on the
         effective configuration, each finding pointed at the place the value came from (the
         platform object's own field, the argument, the line inside an embedded patch, or the
-        companion document) and told in the platform's terms (`numaguard.lint.k8s.platforms`)."""
+        companion document) and told in the platform's terms (`numaguard.lint.k8s.platforms`).
+        It belongs to the pools whose kubeletConfigs name its file and to those whose nodes it
+        selects (`carrier.nodes`, `PoolSettings.selected_by`)."""
         from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
@@ -526,33 +550,49 @@ class _Run:
             rule = self._rules_by_id.get(rule_id)
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
-        # The pool requirements apply when the configuration shows the intent (a manager
-        # policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or under
-        # scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
-        in_pool = kubelet_in_pool(config, self.ctx, False)
-        ctx = self.ctx if in_pool else replace(self.ctx, in_pool=False)
-        for rule in self.kubelet_rules:
-            if not in_pool and rule.id not in VALIDITY_RULES:
-                continue
-            for v in rule.check(config, ctx):
-                emit(rule, v)
+        # The pool requirements apply to a configuration of a pool (one over a base numaguard
+        # does not see only when the config names its file), when it shows the intent (a
+        # manager policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or
+        # under scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        named = self.pools_naming(doc.source)
+        selected = tuple(p.pool.name for p in self.ctx.pools
+                         if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
+        pools = named + selected
+        in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
+        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
+        for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
+            emit(rule, v)
+
+        def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
+            place = carrier.place(tuple(path))
+            return tuple(place.dotted()), self._place_position(doc, prefix, companion, place)[1]
+
+        self._offer(Subject("kubelet", config, label=label, file=doc.source, line=doc.line, prefix=prefix,
+                            pools=pools, in_pool=in_pool, whole=carrier.base_known, ref=ref, ignores=ignores,
+                            locate_setting=locate_setting))
+
+    def _place_position(self, doc: Document, prefix: Path, companion: Document | None,
+                        place) -> tuple[Document, tuple[int, int] | None]:
+        """The document a `kubelet_layers.Place` is in (this one or its companion) and the line
+        and column there, inside an embedded text at the line the setting is on."""
+        from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
+
+        target, base = (companion, ()) if place.document == COMPANION and companion is not None else (doc, prefix)
+        position = position_of(target.data, base + tuple(place.path))
+        if place.text is not None and position is not None and place.text_index < len(place.text.documents):
+            inner = position_of(place.text.documents[place.text_index], tuple(place.inner))
+            if inner is not None:
+                position = embedded_position(position, place.path[-1] if place.path else None, inner,
+                                             place.text.multiline)
+        return target, position or ((target.line, 1) if target.line else None)
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
                     rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
                     held: tuple | None = None) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
         an embedded text at the line the setting is on."""
-        from numaguard.lint.k8s.kubelet_layers import COMPANION, embedded_position
-
-        target, base = (companion, ()) if place.document == COMPANION and companion is not None else (doc, prefix)
-        path = base + tuple(place.path)
-        position = position_of(target.data, path)
-        if place.text is not None and position is not None and place.text_index < len(place.text.documents):
-            inner = position_of(place.text.documents[place.text_index], tuple(place.inner))
-            if inner is not None:
-                position = embedded_position(position, place.path[-1] if place.path else None, inner,
-                                             place.text.multiline)
-        position = position or ((target.line, 1) if target.line else None)
+        target, position = self._place_position(doc, prefix, companion, place)
+        base = () if target is companion else prefix
         # A place several carriers share (two nodes of one kind Cluster, an InitConfiguration
         # and a JoinConfiguration over one KubeletConfiguration) gets the finding once.
         bucket = self.companion_findings if target is companion else seen
@@ -566,20 +606,23 @@ class _Run:
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
                   v: Violation, ignores: frozenset[str] = frozenset(), reason: str | None = None,
-                  held: tuple | None = None) -> None:
+                  held: tuple | None = None, cap: Severity | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
-                   path=path, reason=reason, held=held)
+                   path=path, reason=reason, held=held, cap=cap)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
               ignores: frozenset[str], path: Path = (), reason: str | None = None,
-              held: tuple | None = None) -> None:
+              held: tuple | None = None, cap: Severity | None = None) -> None:
         """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
-        finding back until the run shows whether its profile has it too (`rendered`)."""
+        finding back until the run shows whether its profile has it too (`rendered`); `cap`
+        is the highest severity it may have (a pod only assumed to be managed: warning)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
+        if cap is not None and severity.rank > cap.rank:
+            severity = cap
         suppressed = rule.id in ignores or "all" in ignores
         finding = Finding(
             rule=rule.id, name=rule.name, severity=severity, message=v.message,
@@ -601,6 +644,19 @@ class _Run:
             self.summary.counts[finding.severity.value] += 1
 
 
+def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):
+    """(rule, violation) for every rule in every context (a subject of several pools is judged
+    against each pool's node description); a violation found in two contexts is given once."""
+    seen: set[tuple] = set()
+    for ctx in contexts:
+        for rule in rules:
+            for v in rule.check(subject, ctx):
+                key = (rule.id, tuple(v.path), v.container, v.message)
+                if key not in seen:
+                    seen.add(key)
+                    yield rule, v
+
+
 def _own_annotations(data: dict) -> dict[str, str]:
     meta = data.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
@@ -615,79 +671,8 @@ def _is_kubelet_config(data: Any) -> bool:
             and api_version.startswith(KUBELET_CONFIG_GROUP))
 
 
-@dataclass
-class _PoolInputs:
-    """The per-document extracts the pool pass needs, and where each came from (the document
-    object is kept only for its source, first line and position lookups of the findings)."""
-
-    kubelets: list[KubeletExtract] = field(default_factory=list)
-    checkpoints: list[CheckpointExtract] = field(default_factory=list)
-    running: list[RunningContainer] = field(default_factory=list)
-    nodes: list[NodeHardware] = field(default_factory=list)
-    pod_uids: set[str] = field(default_factory=set)
-    where: dict[str, tuple[Any, Path, dict]] = field(default_factory=dict)
-
-    def merge(self, other: _PoolInputs) -> None:
-        """Add the extracts of a later batch (a worker's files), keeping file order."""
-        self.kubelets.extend(other.kubelets)
-        self.checkpoints.extend(other.checkpoints)
-        self.running.extend(other.running)
-        self.nodes.extend(other.nodes)
-        self.pod_uids |= other.pod_uids
-        self.where.update(other.where)
-
-    def add(self, label: str, doc: Document, prefix: Path, *, kubelet: KubeletExtract | None = None,
-            checkpoint: CheckpointExtract | None = None, node: NodeHardware | None = None,
-            running: list[RunningContainer] | None = None) -> None:
-        positions: dict = {}
-        if running is not None:
-            self.running.extend(running)
-            positions = {c.path: pos for c in running if (pos := position_of(doc.data, prefix + c.path))}
-        if kubelet is not None:
-            self.kubelets.append(kubelet)
-            positions = kubelet.positions
-        if checkpoint is not None:
-            self.checkpoints.append(checkpoint)
-            positions = checkpoint.positions
-        if node is not None:
-            self.nodes.append(node)
-            positions = {p: pos for p in node.paths.values() if (pos := position_of(doc.data, prefix + p))}
-        self.where[label] = (_DocPlace(doc.source, doc.line), prefix, positions)
-
-    def name_documents_apart(self) -> None:
-        """A file holding several of the pool's documents: name each by file and line (the
-        first one was named by its file alone while the file was being read)."""
-        from dataclasses import replace
-        files = [place.source for place, _, _ in self.where.values()]
-        for i, e in enumerate(self.kubelets):
-            place = self.where[e.source][0]
-            if e.source == place.source and files.count(place.source) > 1 and place.line:
-                label = f"{place.source}:{place.line}"
-                self.where[label] = self.where.pop(e.source)
-                self.kubelets[i] = replace(e, source=label)
-
-    def node_config(self, ctx: LintContext) -> dict | None:
-        """The configuration the checkpoints are judged against: the node description's, else
-        the run's KubeletConfigurations when they agree on the managers' policies and reserved
-        CPUs (the first one's Topology Manager policy then decides the NUMA-span check)."""
-        kc = getattr(ctx.node, "kubelet_config", None) if ctx.node is not None else None
-        if isinstance(kc, dict):
-            return kc
-        if isinstance(ctx.kubelet_config, dict):
-            return ctx.kubelet_config
-        keys = ("cpuManagerPolicy",), ("memoryManagerPolicy",), ("reservedSystemCPUs",)
-        distinct = {tuple(e.settings.get(key) for key in keys) for e in self.kubelets}
-        return self.kubelets[0].config if len(distinct) == 1 else None
-
-
-@dataclass(frozen=True)
-class _DocPlace:
-    source: str | None
-    line: int | None
-
-
 def _label(doc: Document, prefix: Path) -> str:
-    """How the pool pass names a document: its file, with the line when the file holds more
+    """How the run checks name a document: its file, with the line when the file holds more
     than this document."""
     source = doc.source or "<input>"
     line = position_of(doc.data, prefix + ("kind",)) if prefix else None
@@ -695,9 +680,16 @@ def _label(doc: Document, prefix: Path) -> str:
     return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
 
 
+def _line_label(doc: Document, path: Path) -> str:
+    """A document part named by its file and the line where `path` is written."""
+    found = position_of(doc.data, path)
+    line = found[0] if found else doc.line
+    return f"{doc.source or '<input>'}:{line or doc.index + 1}"
+
+
 def _positions(data: Any, depth: int = 5) -> dict[Path, tuple[int, int]]:
-    """The (line, column) of every field down to `depth` levels (small documents only:
-    KubeletConfigurations and checkpoint files)."""
+    """The (line, column) of every field down to `depth` levels, for the documents a run
+    check keeps an extract of (kubelet configurations, checkpoint files, nodes)."""
     out: dict[Path, tuple[int, int]] = {}
 
     def walk(node: Any, path: Path) -> None:
@@ -712,15 +704,6 @@ def _positions(data: Any, depth: int = 5) -> dict[Path, tuple[int, int]]:
 
     walk(data, ())
     return out
-
-
-def _hardware(data: dict, label: str) -> NodeHardware | None:
-    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
-    if kind == "Node" and api == "v1":
-        return hardware_from_node_object(data, label)
-    if kind == "NodeResourceTopology" and api.startswith("topology.node.k8s.io/"):
-        return hardware_from_nrt(data, label)
-    return None
 
 
 def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:

@@ -144,7 +144,7 @@ class Summary:
     objects: int = 0
     skipped: int = 0                   # the total of skipped_by_reason
     unmanaged: int = 0
-    assumed_managed: int = 0        # pods taken as meant for the pool because none is configured
+    assumed_managed: int = 0        # pods taken as meant for a pool because none is configured
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
@@ -184,6 +184,16 @@ class Summary:
             what.append(f"{self.helm_charts} Helm chart(s) found")
         return f"{' and '.join(what)}; {RENDER_HINT}"
 
+    def assumed_hint(self) -> str | None:
+        """One line for a run with pods only assumed to be managed: how many, that their policy
+        findings were warnings, and what to configure to enforce them."""
+        if not self.assumed_managed:
+            return None
+        return (f"{self.assumed_managed} pod(s) with pod-level cpu/memory were assumed to be meant "
+                f"for a managed pool because no pool is configured, so their policy findings are "
+                f"warnings, not errors; to enforce the policy, declare the pools in .numaguard.yaml "
+                f"(pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: managed")
+
     def dangling_note(self) -> str | None:
         """One line naming the symlinks that point at nothing (skipped, counted)."""
         if not self.dangling_symlinks:
@@ -194,7 +204,8 @@ class Summary:
     def as_dict(self) -> dict[str, Any]:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
                "skippedByReason": dict(self.skipped_by_reason),
-               "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed, **self.counts,
+               "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed,
+               "assumedHint": self.assumed_hint(), **self.counts,
                "suppressed": self.suppressed, "hint": self.render_hint()}
         if self.baseline_unchanged is not None:
             out["baselineUnchanged"] = self.baseline_unchanged
@@ -202,10 +213,64 @@ class Summary:
         return out
 
 
+DEFAULT_POOL_NAME = "default"        # the pool of `pool:` (the one-pool shorthand) and of a bare --pool DIR
+POOL_NAME = r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"    # as lint/schemas/config.json says
+
+
+@dataclass(frozen=True)
+class NodeSelection:
+    """Which nodes an object's settings reach, as far as the object says: the node labels of a
+    node selector (`kind` "selector": every node carrying at least these), or the labels a node
+    group gives its nodes (`kind` "labels"), and where that is written in the object."""
+
+    labels: dict[str, str]
+    path: Path = ()
+    kind: str = "selector"          # "selector" or "labels"
+    taints: tuple[dict[str, str], ...] = ()     # kind "labels": the taints it gives its nodes
+
+
 @dataclass(frozen=True)
 class PoolSettings:
-    """How the managed node pool is recognised (from the config file)."""
+    """One managed node pool as the config file declares it: how its pods, nodes and kubelet
+    configurations are recognised, and the node description its NUMA fit is simulated on."""
 
     node_labels: dict[str, str] = field(default_factory=dict)
     taint: dict[str, str] | None = None       # {key, value, effect}
     kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files
+    name: str = DEFAULT_POOL_NAME
+    node: str | None = None                   # node description path or builtin:NAME (None: the default)
+
+    @property
+    def recognises_pods(self) -> bool:
+        """Whether pods can be told to target this pool (by its labels or its taint)."""
+        return bool(self.node_labels or self.taint)
+
+    def has_node(self, labels: Any, taints: Any = ()) -> bool:
+        """Whether a node with these labels (and `spec.taints`) is one of the pool's: it carries
+        every label of `nodeLabels`, or, for a pool declared by its taint alone, the taint."""
+        if self.node_labels:
+            return isinstance(labels, dict) and all(
+                labels.get(key) == value for key, value in self.node_labels.items())
+        if self.taint:
+            return any(isinstance(t, dict) and t.get("key") == self.taint.get("key")
+                       and (t.get("value") or "") == (self.taint.get("value") or "")
+                       and (not self.taint.get("effect") or t.get("effect") == self.taint.get("effect"))
+                       for t in taints or ())
+        return False
+
+    def selected_by(self, selection: NodeSelection | None) -> bool:
+        """Whether an object whose nodes are `selection` configures this pool's nodes: a node
+        group whose labels include every pool label (for a pool known by its taint alone: that
+        gives its nodes the taint), or a node selector that every pool node satisfies (its
+        labels are among the pool's) or that only pool nodes satisfy (it requires every pool
+        label)."""
+        if selection is None:
+            return False
+        if not self.node_labels:        # a pool known by its taint: node groups that give it
+            return selection.kind == "labels" and self.has_node({}, selection.taints)
+        if not selection.labels:
+            return False
+        wanted, given = self.node_labels.items(), selection.labels.items()
+        if wanted <= given:
+            return True
+        return selection.kind == "selector" and given <= wanted

@@ -26,6 +26,10 @@ spec:
       resources:
         requests: {cpu: "1"}
 """
+# The same pod opted in to the policy: with no pool configured its findings are errors, not the
+# warnings of a pod only assumed to be managed (same lines, so the same positions).
+MANAGED_BURSTABLE_POD = BURSTABLE_POD.replace(
+    "metadata: {name: trap}", "metadata: {name: trap, annotations: {numaguard.io/scope: managed}}")
 
 
 def numaguard_exe() -> str:
@@ -65,21 +69,37 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     base = {"files": 0, "objects": 0, "skipped": 0,
             "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
                                 "dangling-symlink": 0},
-            "unmanaged": 0, "assumedManaged": 0, "error": 0, "warning": 0, "info": 0,
-            "suppressed": 0, "hint": None}
+            "unmanaged": 0, "assumedManaged": 0, "assumedHint": None, "error": 0, "warning": 0,
+            "info": 0, "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})
     for key, value in values.items():
         base[{"assumed_managed": "assumedManaged"}.get(key, key)] = value
     return base
 
 
-def lint_text(text: str, name: str = "x.yaml"):
-    """Lint one file's text as the CLI would (its documents, its load errors)."""
-    from numaguard.lint.engine import lint_documents
+def lint_text(text: str, name: str = "x.yaml", ignore: tuple[str, ...] = ()):
+    """Lint one file's text as the CLI would (its documents, its load errors); `ignore`: rule
+    ids or prefixes left out, as `--ignore` does."""
+    from numaguard.lint.engine import Selection, lint_documents
     from numaguard.lint.load.documents import load_text
 
     docs, errors = load_text(text, name)
-    return lint_documents(docs, load_errors=errors)
+    return lint_documents(docs, load_errors=errors, selection=Selection(ignore=tuple(ignore)))
+
+
+def lint_rows(text: str, name: str = "x.yaml", ignore: tuple[str, ...] = ()):
+    """`finding_rows` of `lint_text`, and the result itself."""
+    result = lint_text(text, name, ignore)
+    return finding_rows(result), result
+
+
+def carriers_of(text: str) -> list:
+    """The kubelet carriers (PlatformKubelet) the documents of a text hold."""
+    import yaml
+
+    from numaguard.lint.objects import classify
+
+    return [c for d in yaml.safe_load_all(text) if isinstance(d, dict) for c in classify(d).platforms]
 
 
 def finding_rows(result) -> list[tuple]:

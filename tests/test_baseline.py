@@ -51,6 +51,8 @@ def _entry(fields: tuple[str, ...], count: int = 1) -> dict:
 
 
 def _write_baseline(tmp_path) -> None:
+    # scope all: the pods are the pool's, so their policy findings are errors (not assumed)
+    (tmp_path / ".numaguard.yaml").write_text("scope: all\n")
     (tmp_path / "apps.yaml").write_text(TRAP + "---\n" + HALF)
     proc = run_cli("lint", "--write-baseline", "base.json", "apps.yaml", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr        # recording accepts today's findings
@@ -83,7 +85,8 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
                                  "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0,
                                                                    "template": 0, "unknown-kind": 0,
                                                                    "dangling-symlink": 0},
-                                 "assumedManaged": 3, "error": 1, "warning": 0, "info": 0, "suppressed": 0,
+                                 "assumedManaged": 0, "assumedHint": None, "error": 1, "warning": 0, "info": 0,
+                                 "suppressed": 0,
                                  "baselineUnchanged": 3, "baselineFixed": 0}
 
     text = run_cli("lint", "--baseline", "base.json", "apps.yaml", cwd=tmp_path)
@@ -91,7 +94,7 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
     assert [line for line in text.stdout.splitlines() if "  NG" in line] == [
         "  apps.yaml:36:5  NG103  error  pod QoS is Burstable: pod-level requests.cpu defaulted "
         "to 1 from container 'app' requests.cpu (limits.cpu is 4); set spec.resources.requests.cpu: \"4\""]
-    assert text.stdout.splitlines()[-2] == (
+    assert text.stdout.splitlines()[-1] == (
         "1 file(s), 3 object(s) checked, 0 skipped, 0 opted out: 1 error(s), "
         "0 warning(s), 0 info, 0 suppressed, 3 in baseline, 0 fixed")
 
@@ -108,10 +111,7 @@ def test_only_unchanged_findings_pass_and_fixed_entries_are_listed(tmp_path):
         "  apps.yaml  NG104  Deployment/team/half  field: spec.template.spec.resources.requests.cpu\n"
         "\n"
         "1 file(s), 2 object(s) checked, 0 skipped, 0 opted out: 0 error(s), "
-        "0 warning(s), 0 info, 0 suppressed, 2 in baseline, 1 fixed\n"
-        "2 pod(s) with pod-level cpu/memory were policy-checked as meant for the managed pool "
-        "because no pool is configured; to narrow it, name the pool in .numaguard.yaml "
-        "(pool.nodeLabels, pool.taint) or annotate the pool's pods numaguard.io/scope: managed\n")
+        "0 warning(s), 0 info, 0 suppressed, 2 in baseline, 1 fixed\n")
 
     report = json.loads(run_cli("lint", "--baseline", "base.json", "--format", "json",
                                 "apps.yaml", cwd=tmp_path).stdout)

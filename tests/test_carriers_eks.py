@@ -10,7 +10,7 @@ from numaguard.lint.k8s.carrier_support import mergo_untyped
 from numaguard.lint.k8s.nodeadm import nodeconfigs_in_text
 from numaguard.lint.k8s.platform_karpenter import ami_family
 
-from carriers_common import carriers_of, lint_rows
+from conftest import carriers_of, lint_rows
 from conftest import FIXTURES
 
 CARRIERS = FIXTURES / "carriers"

@@ -12,7 +12,7 @@ from numaguard.lint.engine import skip_reason
 from numaguard.lint.k8s.platform_gke import is_system_config
 from numaguard.lint.objects import classify
 
-from carriers_common import lint_rows
+from conftest import lint_rows
 
 
 def _lint(text: str, name: str = "system-config.yaml", ignore=()):

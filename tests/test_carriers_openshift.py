@@ -22,7 +22,7 @@ from numaguard.lint.k8s.platform_openshift import DataURLError, read_source
 from numaguard.lint.k8s.platforms import merge_patch, openshift_kubelet_config
 from numaguard.lint.load.documents import load_paths
 
-from carriers_common import lint_rows
+from conftest import lint_rows
 from conftest import FIXTURES
 
 CARRIERS = FIXTURES / "carriers"

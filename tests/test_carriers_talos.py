@@ -9,7 +9,7 @@ from numaguard.lint.engine import skip_reason
 from numaguard.lint.k8s.platform_talos import is_machine_config
 from numaguard.lint.objects import classify
 
-from carriers_common import carriers_of, lint_rows
+from conftest import carriers_of, lint_rows
 from conftest import FIXTURES
 
 TALOS = FIXTURES / "carriers" / "talos"

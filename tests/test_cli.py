@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import BURSTABLE_POD, REPO, run_cli, summary
+from conftest import BURSTABLE_POD, MANAGED_BURSTABLE_POD, REPO, run_cli, summary
 
 EXAMPLES = REPO / "deploy" / "examples"
 EXAMPLE_CONFIG = str(EXAMPLES / ".numaguard.yaml")
@@ -34,17 +34,20 @@ def test_examples_show_findings_with_positions_and_fixes():
     assert re.search(r"^  \S+/workloads/order-matcher\.yaml:22:9  NG103  error  ", out, re.M)
     assert re.search(r"^  \S+/node-pool/kubelet-config-from-article\.yaml:4:1  NG208  error  ", out, re.M)
     assert re.search(r"^  \S+/workloads/half-written\.yaml:10:1  NG001  error  ", out, re.M)
-    assert out.count("\n      fix: ") == 32
+    assert out.count("\n      fix: ") == 33
     assert "\033[" not in out            # no colour when not on a terminal
-    assert out.endswith("\n11 file(s), 9 object(s) checked, 1 skipped (1 unknown-kind), 0 opted out: "
-                        "27 error(s), 2 warning(s), 3 info, 0 suppressed\n")
-    # the well-formed workload has no error
-    assert not re.search(r"packet-gateway\.yaml:\d+:\d+  NG\d+  error", out)
+    assert out.endswith("\n14 file(s), 11 object(s) checked, 2 skipped (2 unknown-kind), 0 opted out: "
+                        "27 error(s), 2 warning(s), 4 info, 0 suppressed\n")
+    # the well-formed workloads have no error; the numa pool's odd configurations are named
+    # against that pool only, the edge pool's configuration against nothing (two pools)
+    assert not re.search(r"(packet-gateway|edge-cache)\.yaml:\d+:\d+  NG\d+  (error|warning)", out)
+    assert not re.search(r"edge-pool/kubelet-config\.yaml:\d+:\d+  NG", out)
+    assert out.count("  NG401  error  ") == 13 and "configurations of pool numa (" in out
 
 
 def test_json_report_shape_and_points_at_the_field(tmp_path):
     f = tmp_path / "trap.yaml"
-    f.write_text(BURSTABLE_POD)
+    f.write_text(MANAGED_BURSTABLE_POD)
     proc = run_cli("lint", "--format", "json", str(f), cwd=tmp_path)
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
@@ -59,7 +62,18 @@ def test_json_report_shape_and_points_at_the_field(tmp_path):
                        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": None,
                                   "name": "trap", "container": None},
                        "path": "spec.resources", "suppressed": False}
-    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, error=1)
+    assert report["summary"] == summary(files=1, objects=1, error=1)
+
+
+def test_assumed_pod_warns_and_exits_zero(tmp_path):
+    """Issue 13 §3: with no pool configured the same pod is only assumed to be managed."""
+    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    proc = run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    report = json.loads(proc.stdout)
+    assert [(f["rule"], f["severity"], f["line"]) for f in report["findings"]] == [("NG103", "warning", 6)]
+    assert report["summary"]["assumedManaged"] == 1 and report["summary"]["warning"] == 1
+    assert run_cli("lint", "--fail-on", "warning", "trap.yaml", cwd=tmp_path).returncode == 1
 
 
 def test_clean_file_exits_zero(tmp_path):
@@ -70,14 +84,14 @@ def test_clean_file_exits_zero(tmp_path):
 
 
 def test_stdin(tmp_path):
-    proc = run_cli("lint", "-", stdin=BURSTABLE_POD, cwd=tmp_path)
+    proc = run_cli("lint", "-", stdin=MANAGED_BURSTABLE_POD, cwd=tmp_path)
     assert proc.returncode == 1
     assert "\n  <stdin>:6:5  NG103  error  pod QoS is Burstable" in proc.stdout
 
 
 def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
     (tmp_path / "a-broken.yaml").write_text("kind: Pod\nspec: {containers: [\n")
-    (tmp_path / "b-trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "b-trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     (tmp_path / "c-bytes.yaml").write_bytes(b"kind: Pod\nmetadata: {name: \xff\xfe}\n")
     proc = run_cli("lint", "--format", "json", str(tmp_path), cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
@@ -88,7 +102,7 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
         ("a-broken.yaml", 3, 1, "NG001"), ("b-trap.yaml", 6, 5, "NG103"), ("c-bytes.yaml", 2, 18, "NG001")]
     assert report["findings"][2]["message"] == \
         "file is not valid UTF-8: byte 0xff at offset 27 cannot be decoded"
-    assert report["summary"] == summary(files=3, objects=1, assumed_managed=1, error=3)
+    assert report["summary"] == summary(files=3, objects=1, error=3)
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -137,7 +151,7 @@ def test_select_ignore_and_fail_on(tmp_path):
 
 
 def test_several_reports_in_one_run(tmp_path):
-    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     proc = run_cli("lint", "--format", "json", "--output", "r.json", "--format", "sarif",
                    "--output", "r.sarif", "trap.yaml", cwd=tmp_path)
     assert proc.returncode == 1
@@ -150,7 +164,7 @@ def test_several_reports_in_one_run(tmp_path):
 
 
 def test_output_without_format_takes_the_format_from_the_extension(tmp_path):
-    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     proc = run_cli("lint", "--output", "r.json", "--output", "r.sarif", "--output", "r.xml", "--output", "r.html",
                    "--output", "r.txt", "trap.yaml", cwd=tmp_path)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
@@ -170,6 +184,7 @@ def test_output_without_format_takes_the_format_from_the_extension(tmp_path):
 def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
     pod = BURSTABLE_POD.replace("metadata: {name: trap}",
                                 "metadata:\n  name: trap\n  annotations:\n"
+                                "    numaguard.io/scope: managed\n"
                                 "    numaguard.io/ignore: NG103\n"
                                 "    numaguard.io/ignore-reason: burstable on purpose")
     (tmp_path / "trap.yaml").write_text(pod)
@@ -177,15 +192,15 @@ def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert [(f["rule"], f["line"], f["suppressed"], f["suppressReason"]) for f in report["findings"]] == \
-        [("NG103", 10, True, "burstable on purpose")]
+        [("NG103", 11, True, "burstable on purpose")]
     hidden_json = json.loads(run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path).stdout)
     assert hidden_json["findings"] == [] and hidden_json["summary"] == report["summary"]
-    assert report["summary"] == summary(files=1, objects=1, assumed_managed=1, suppressed=1)
+    assert report["summary"] == summary(files=1, objects=1, suppressed=1)
     hidden = run_cli("lint", "trap.yaml", cwd=tmp_path)
     assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
                                     "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
     shown = run_cli("lint", "--show-suppressed", "trap.yaml", cwd=tmp_path)
-    assert "  trap.yaml:10:5  NG103  error  pod QoS is Burstable" in shown.stdout
+    assert "  trap.yaml:11:5  NG103  error  pod QoS is Burstable" in shown.stdout
     assert "(suppressed: burstable on purpose)\n" in shown.stdout
 
 
@@ -248,23 +263,23 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
     (tmp_path / ".numaguard.yaml").write_text("apiVersion: numaguard.io/v1alpha1\nkind: Config\n"
                                               "exclude: ['vendor/**']\n")
     (tmp_path / "vendor").mkdir()
-    (tmp_path / "vendor" / "trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "vendor" / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     items = "\n".join("  - " + line if i == 0 else "    " + line
-                      for i, line in enumerate(BURSTABLE_POD.splitlines()))
+                      for i, line in enumerate(MANAGED_BURSTABLE_POD.splitlines()))
     (tmp_path / "list.yaml").write_text(f"apiVersion: v1\nkind: List\nitems:\n{items}\n"
                                         "  - {apiVersion: v1, kind: Service, metadata: {name: s}}\n")
     proc = run_cli("lint", "--format", "json", ".", cwd=tmp_path)
     report = json.loads(proc.stdout)
     assert [(f["file"], f["line"], f["column"], f["rule"], f["path"]) for f in report["findings"]] == \
         [("./list.yaml", 9, 9, "NG103", "items[0].spec.resources")]
-    assert report["summary"] == summary(files=1, objects=1, skipped=1, assumed_managed=1, error=1,
+    assert report["summary"] == summary(files=1, objects=1, skipped=1, error=1,
                                         skipped_by={"unknown-kind": 1})
 
 
 def test_junit_and_github_reports(tmp_path):
     import xml.etree.ElementTree as ET
 
-    (tmp_path / "trap.yaml").write_text(BURSTABLE_POD)
+    (tmp_path / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     junit = run_cli("lint", "--format", "junit", "trap.yaml", cwd=tmp_path)
     suite = ET.fromstring(junit.stdout.split("?>", 1)[1])
     [case] = suite.iter("testcase")

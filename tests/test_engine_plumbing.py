@@ -149,7 +149,8 @@ def test_ignore_annotation(value, suppressed):
     assert finding.suppressed is suppressed
     assert finding.suppress_reason == ("burstable on purpose" if suppressed else None)
     assert result.summary.suppressed == int(suppressed)
-    assert result.summary.counts == {**ZERO, "error": int(not suppressed)}
+    # no pool is configured: the pod is assumed managed, so its policy finding is a warning
+    assert result.summary.counts == {**ZERO, "warning": int(not suppressed)}
 
 
 # ------------------------------------------------------------------------- counting and order
@@ -162,10 +163,12 @@ def test_summary_counts_objects_skipped_unmanaged_and_list_items():
             "  - 7\n"
             "---\n" + BURSTABLE_POD)
     result = lint(text)
-    assert rows(result) == [("NG001", "error", 6, 5, False), ("NG103", "error", 13, 5, False)]
+    assert rows(result) == [("NG001", "error", 6, 5, False), ("NG103", "warning", 13, 5, False)]
     assert result.findings[0].message == "list item is an integer, not a mapping"
     assert result.summary.as_dict() == summary(objects=2, skipped=1, unmanaged=1, assumed_managed=1,
-                                                error=2, skipped_by={"unknown-kind": 1})
+                                                error=1, warning=1, skipped_by={"unknown-kind": 1},
+                                                assumedHint=result.summary.assumed_hint())
+    assert result.summary.assumed_hint().startswith("1 pod(s) with pod-level cpu/memory were assumed")
 
 
 def test_findings_are_sorted_by_file_line_column_rule():
@@ -185,7 +188,7 @@ def test_plain_dicts_have_no_positions_and_load_errors_keep_theirs():
                             load_errors=[LoadError("x.yaml", 3, 7, "mapping values are not allowed here")])
     assert [(f.rule, f.file, f.line, f.column, f.path) for f in result.findings] == [
         ("NG103", None, None, None, "spec.resources"), ("NG001", "x.yaml", 3, 7, "")]
-    assert result.summary.counts == {"error": 2, "warning": 0, "info": 0}
+    assert result.summary.counts == {"error": 1, "warning": 1, "info": 0}
 
 
 def test_severity_enum_rank_orders_info_warning_error():

@@ -155,14 +155,17 @@ def test_config_reads_every_plain_scalar_as_written(tmp_path):
                     "pool:\n  nodeLabels: {gpu: true, tier: 1, zone: no}\n")
     config = load_config_file(str(path))
     assert config.severities == {"NG112": None, "NG206": Severity.ERROR}
-    assert config.pool.node_labels == {"gpu": "true", "tier": "1", "zone": "no"}
+    assert config.pools[0].node_labels == {"gpu": "true", "tier": "1", "zone": "no"}
     assert config.kubernetes_version == (1, 37)
 
 
 def test_config_dict_from_another_yaml_parser_means_the_same():
     config = config_from_dict({"rules": {"NG112": False}, "pool": {"nodeLabels": {"gpu": True, "n": 1}}})
     assert config.severities == {"NG112": None}
-    assert config.pool.node_labels == {"gpu": "true", "n": "1"}
+    assert config.pools[0].node_labels == {"gpu": "true", "n": "1"}
+    config = config_from_dict({"pools": [{"name": 1, "nodeLabels": {"gpu": True}, "taint": {"key": "t", "value": True}}]})
+    assert (config.pools[0].name, config.pools[0].node_labels, config.pools[0].taint) == (
+        "1", {"gpu": "true"}, {"key": "t", "value": "true"})
 
 
 @pytest.mark.parametrize("data,message", [

@@ -88,13 +88,13 @@ def _lint_fixture(path: Path) -> set[str]:
         if c.pod is None:
             found |= {"NG002"} if c.kind == "pod" else set()
             continue
-        scope = pods.pod_scope(c.pod, ctx)
+        scope, contexts = pods.pod_placement(c.pod, ctx)
         if scope in ("out", "unmanaged"):
             continue
         if pod_schema_violations(c.pod.spec):
             found.add("NG002")
             continue
-        found |= {r.id for r in POD_RULES.values() if list(r.check(c.pod, ctx))
+        found |= {r.id for r in POD_RULES.values() for pool_ctx in contexts if list(r.check(c.pod, pool_ctx))
                   and (scope != "validity" or r.id in pods.VALIDITY_RULES)}
     return found
 

@@ -1,5 +1,5 @@
-"""The pool pass: NG401 (configurations), NG404/NG405 (hardware), and the checkpoint rules,
-through the library API (parsed objects in) and through `numaguard lint`."""
+"""The pool rules: NG401 (configurations), NG404/NG405 (hardware), and the checkpoint rules,
+through the library API (parsed objects in) and through `numaguard lint` (a declared pool)."""
 from __future__ import annotations
 
 import json
@@ -107,13 +107,15 @@ def test_lint_pool_directory(tmp_path):
         ("NG401", "node-c.yaml", 8, "topologyManagerPolicy")]
 
 
-def test_fixture_pool_file_names_documents_by_line():
-    result = CliRunner().invoke(main, ["lint", str(FIXTURES / "rules/NG401/bad-canary-policy.yaml"),
+def test_fixture_pool_file_names_documents_by_line(tmp_path):
+    path = FIXTURES / "rules/NG401/bad-canary-policy.yaml"
+    config = tmp_path / "config.yaml"
+    config.write_text(f"pool: {{kubeletConfigs: [{path}]}}\n")
+    result = CliRunner().invoke(main, ["lint", "--config", str(config), str(path),
                                        "--select", "NG401", "--format", "json"])
     findings = json.loads(result.output)["findings"]
-    path = FIXTURES / "rules/NG401/bad-canary-policy.yaml"
-    assert [(f["line"], f["column"]) for f in findings] == [(38, 24)]
-    assert findings[0]["message"].endswith(f"pool ({path}:2, {path}:17)")
+    assert [(f["line"], f["column"]) for f in findings] == [(39, 24)]
+    assert findings[0]["message"].endswith(f"pool ({path}:3, {path}:18)")
 
 
 def test_real_eks_configurations_differ_by_instance_type():

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool
-from test_cli import BURSTABLE_POD, GOOD_POD
+from conftest import MANAGED_BURSTABLE_POD, REPO, tool
+from test_cli import GOOD_POD
 
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 
@@ -30,7 +30,7 @@ def user_repo(tmp_path_factory):
     _git(repo, "config", "user.email", "t@example.com")
     _git(repo, "config", "user.name", "t")
     (repo / "good.yaml").write_text(GOOD_POD)
-    (repo / "trap.yaml").write_text(BURSTABLE_POD)
+    (repo / "trap.yaml").write_text(MANAGED_BURSTABLE_POD)
     (repo / "notes.txt").write_text("not yaml: [")
     _git(repo, "add", ".")
     return repo

@@ -30,13 +30,12 @@ def _lint_fixture(path: Path):
     if text.startswith(MARKER):
         settings = yaml.safe_load(text.splitlines()[0][len(MARKER):]) or {}
     config = config_from_dict(settings, base_dir=str(path.parent))
-    node = None
-    if config.node:
-        from numaguard.lint.numa.node import load_node_file
-        node_path = config.node if config.node.startswith("builtin:") else str(path.parent / config.node)
-        node = load_node_file(node_path)
+    from numaguard.lint.numa.node import load_node_file
+    default, by_pool = config.node_paths()
+    node = load_node_file(default) if default else None
+    pool_nodes = {name: load_node_file(p) for name, p in by_pool.items()}
     docs, errors = load_text(path.read_bytes(), str(path))
-    result = lint_documents(docs, config=config, node=node, load_errors=errors)
+    result = lint_documents(docs, config=config, node=node, load_errors=errors, pool_nodes=pool_nodes)
     return {f.rule for f in result.findings if not f.suppressed}
 
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from click.testing import CliRunner
-from conftest import BURSTABLE_POD, FIXTURES, REPO, run_cli
+from conftest import FIXTURES, MANAGED_BURSTABLE_POD, REPO, run_cli
 
 from numaguard.lint.cli import lint_files
 from numaguard.lint.cli.lint_files import LintSettings, lint_paths, plan_chunks
@@ -100,7 +100,7 @@ def test_small_runs_and_stdin_start_no_worker(monkeypatch):
     result = runner.invoke(main, ["lint", "--jobs", "2", *few])
     assert result.exit_code == 1, result.output
     assert "NG103" in result.output
-    result = runner.invoke(main, ["lint", "--jobs", "2", "-"], input=BURSTABLE_POD)
+    result = runner.invoke(main, ["lint", "--jobs", "2", "-"], input=MANAGED_BURSTABLE_POD)
     assert result.exit_code == 1, result.output
     assert result.output.splitlines()[1].startswith("  <stdin>:6:5  NG103  error  ")
 

@@ -66,20 +66,22 @@ COULD_NOT_JUDGE = "numaguard could not judge this object"
 
 @dataclass(frozen=True)
 class Policy:
-    """What the webhook judges with: the engine's config and the pool's node description."""
+    """What the webhook judges with: the engine's config and the node descriptions (the
+    default one and each pool's by name: a pod is judged against the node of its pool)."""
 
     config: Config = field(default_factory=Config)
     node: Any = None
     # None: a cache of the config's budget (webhook.cacheBytes).
     cache: FindingsCache | None = field(default=None, compare=False, repr=False)
-    # The rules' context (with the node's empty NodeState the NUMA rules copy), built once
+    pool_nodes: dict[str, Any] = field(default_factory=dict)
+    # The rules' context (with each node's empty NodeState the NUMA rules copy), built once
     # rather than for every object judged.
     context: LintContext = field(init=False, compare=False, repr=False)
     # The kinds judged: the built-in carriers and the config's podTemplates.
     judged: JudgedKinds = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "context", rule_context(self.config, self.node))
+        object.__setattr__(self, "context", rule_context(self.config, self.node, self.pool_nodes))
         object.__setattr__(self, "judged", judged_kinds(self.context.carriers))
         if self.cache is None:
             object.__setattr__(self, "cache", FindingsCache(self.config.webhook_cache_bytes))
@@ -247,11 +249,13 @@ def _key(f: Finding) -> tuple:
 
 def _created_by_judged_controller(obj: dict, judged: JudgedKinds) -> bool:
     """Made by a controller whose template the webhook judged (a pod of a ReplicaSet, a Job of
-    a JobSet, a pod of a PyTorchJob): the owner reference names the controller's group."""
+    a JobSet, a pod of a PyTorchJob): the controller ownerReference names a judged kind in its
+    API group (a Volcano Job is batch.volcano.sh's, not batch's). References that are not
+    mappings, or whose kind or apiVersion is not a string, name no owner."""
     meta = obj.get("metadata")
     owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if not isinstance(owners, list):
         return False
     return any(isinstance(o, dict) and o.get("controller") is True and isinstance(o.get("kind"), str)
-               and o.get("kind") != "Pod"
-               and (api_group(str(o.get("apiVersion") or "")), o.get("kind")) in judged for o in owners)
+               and isinstance(o.get("apiVersion"), str) and o["kind"] != "Pod"
+               and (api_group(o["apiVersion"]), o["kind"]) in judged for o in owners)

@@ -21,9 +21,10 @@ when
 * it, or a mapping it sits in that the engine takes its annotations from (the workload, a Job
   template between a JobSet and its pods), is annotated `numaguard.io/scope: managed`;
 * it has pod-level `spec.resources` (any: an assumed or a validity pod, NG102-NG114);
-* it targets a configured pool: a `nodeSelector` entry with one of a pool's labels, a required
-  node-affinity expression on one of their label keys, or a toleration of a pool's taint key
-  (NG101 needs these: such a pod may have no `spec.resources` at all).
+* it targets one of the configured pools (`pools:`, or `pool:`: the one named default): a
+  `nodeSelector` entry with one of that pool's labels, a required node-affinity expression on
+  one of its label keys, or a toleration of its taint key; one test per pool, or-ed (NG101
+  needs these: such a pod may have no `spec.resources` at all).
 
 and an object whose template, or a required field on the way to it, is missing or of the wrong
 type is sent too (the webhook reports the shape, NG002). These over-approximate the engine's
@@ -48,9 +49,9 @@ Limits of the API server, and how the output keeps inside them:
   RuntimeCELCostBudgetMatchConditions 2,500,000 for all of a webhook's conditions per request):
   a condition for another kind stops at the kind test; the one for the object's kind reads each
   field on a template path once and walks each list and map the paths name, and each template's
-  tolerations and required node-affinity terms, once (every pool in one pass), a few cost units
-  per element. Staying within the budget takes fewer than about 300,000 such elements, which a
-  request the API server stores (etcd's 1.5 MiB) cannot hold.
+  tolerations and required node-affinity terms once per pool, a few cost units per element.
+  With a handful of pools, staying within the budget takes fewer than about 100,000 such
+  elements, which a request the API server stores (etcd's 1.5 MiB) cannot hold.
 
 Keys and values are CEL string literals, so label keys with dots and slashes need no escaping.
 """
@@ -133,12 +134,6 @@ class Target:
     port: int = 443
 
 
-def configured_pools(config: Config) -> tuple[PoolSettings, ...]:
-    """The config's pools: `pools:` where the config has that list, else the one `pool:`."""
-    pools = getattr(config, "pools", None)
-    return tuple(pools) if pools is not None else (config.pool,)
-
-
 # -- CEL -----------------------------------------------------------------------------------------
 def cel_string(text: str) -> str:
     """A CEL string literal: JSON's escapes are CEL's (\\" \\\\ \\n \\t \\uXXXX ...); other
@@ -181,42 +176,56 @@ def _any(parts: list[str], indent: str = "") -> str:
 
 
 @dataclass(frozen=True)
-class _Targets:
-    """What marks a pod spec as meant for one of the configured pools, over all of them."""
+class _PoolTarget:
+    """What marks a pod spec as meant for one pool (lint/rules/pods.py `targeted_pools`): a
+    nodeSelector entry with one of its labels, a required node-affinity expression on one of
+    its label keys, or a toleration of its taint key."""
 
     labels: tuple[tuple[str, str], ...]       # (key, value), sorted
-    taint_keys: tuple[str, ...]
+    taint_key: str
+
+    def in_spec(self, spec: str) -> str:
+        parts = []
+        if self.labels:
+            selector = _select(spec, "nodeSelector")
+            parts.append(_all([_has(spec, "nodeSelector"), _is(selector, "map"), _any(
+                [f"({cel_string(k)} in {selector} && {selector}[{cel_string(k)}] == {cel_string(v)})"
+                 for k, v in self.labels])]))
+            keys = "[" + ", ".join(cel_string(k) for k, _ in self.labels) + "]"
+            required = "requiredDuringSchedulingIgnoredDuringExecution"
+            parts.append(f"has({spec}.affinity) && [{spec}.affinity].exists(a, type(a) == map && "
+                         f"has(a.nodeAffinity) && type(a.nodeAffinity) == map && has(a.nodeAffinity.{required}) && "
+                         f"[a.nodeAffinity.{required}].exists(r, type(r) == map && has(r.nodeSelectorTerms) && "
+                         "type(r.nodeSelectorTerms) == list && r.nodeSelectorTerms.exists(t, type(t) == map && "
+                         "has(t.matchExpressions) && type(t.matchExpressions) == list && "
+                         f"t.matchExpressions.exists(e, type(e) == map && has(e.key) && e.key in {keys}))))")
+        if self.taint_key:
+            tolerations = _select(spec, "tolerations")
+            parts.append(_all([_has(spec, "tolerations"), _is(tolerations, "list"),
+                               f"{tolerations}.exists(t, type(t) == map && has(t.key) && "
+                               f"t.key == {cel_string(self.taint_key)})"]))
+        return _wrap(_any(parts)) if len(parts) > 1 else parts[0]
+
+
+@dataclass(frozen=True)
+class _Targets:
+    """The configured pools pods can target (`pools:`, or `pool:` as the one named default),
+    one test each, or-ed: a pod spec that may be meant for any of them is sent."""
+
+    pools: tuple[_PoolTarget, ...]
 
     @classmethod
     def of(cls, pools: tuple[PoolSettings, ...]) -> _Targets:
-        labels = sorted({(k, v) for pool in pools for k, v in pool.node_labels.items()})
-        taints = sorted({pool.taint["key"] for pool in pools if pool.taint and pool.taint.get("key")})
-        return cls(tuple(labels), tuple(taints))
+        out: list[_PoolTarget] = []
+        for pool in pools:
+            taint_key = pool.taint.get("key") if isinstance(pool.taint, dict) else None
+            target = _PoolTarget(tuple(sorted(pool.node_labels.items())), taint_key or "")
+            if (target.labels or target.taint_key) and target not in out:     # two pools alike: one test
+                out.append(target)
+        return cls(tuple(out))
 
     def in_spec(self, spec: str) -> list[str]:
-        """A nodeSelector entry with a pool label, a required node affinity expression on a
-        pool label key, a toleration of a pool's taint key: one pass over each list for all
-        pools."""
-        out = []
-        if self.labels:
-            selector = _select(spec, "nodeSelector")
-            out.append(_all([_has(spec, "nodeSelector"), _is(selector, "map"), _any(
-                [f"({cel_string(k)} in {selector} && {selector}[{cel_string(k)}] == {cel_string(v)})"
-                 for k, v in self.labels])]))
-            keys = "[" + ", ".join(cel_string(k) for k in sorted({k for k, _ in self.labels})) + "]"
-            required = "requiredDuringSchedulingIgnoredDuringExecution"
-            out.append(f"has({spec}.affinity) && [{spec}.affinity].exists(a, type(a) == map && has(a.nodeAffinity) && "
-                       f"type(a.nodeAffinity) == map && has(a.nodeAffinity.{required}) && "
-                       f"[a.nodeAffinity.{required}].exists(r, type(r) == map && has(r.nodeSelectorTerms) && "
-                       "type(r.nodeSelectorTerms) == list && r.nodeSelectorTerms.exists(t, type(t) == map && "
-                       "has(t.matchExpressions) && type(t.matchExpressions) == list && t.matchExpressions.exists(e, "
-                       f"type(e) == map && has(e.key) && e.key in {keys}))))")
-        if self.taint_keys:
-            tolerations = _select(spec, "tolerations")
-            keys = "[" + ", ".join(cel_string(k) for k in self.taint_keys) + "]"
-            out.append(_all([_has(spec, "tolerations"), _is(tolerations, "list"),
-                             f"{tolerations}.exists(t, type(t) == map && has(t.key) && t.key in {keys})"]))
-        return out
+        return [pool.in_spec(spec) for pool in self.pools]
 
 
 def _annotated_managed(holder: str) -> str:
@@ -298,7 +307,7 @@ def match_conditions(config: Config) -> list[dict[str, str]]:
     None with `scope: all`."""
     if config.scope_all:
         return []
-    targets = _Targets.of(configured_pools(config))
+    targets = _Targets.of(config.pools)
     carriers = config.pod_carriers
     conditions = []
     for group, kind in carriers.kinds():

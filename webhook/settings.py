@@ -29,8 +29,9 @@ class WebhookSettings:
 
 
 def load_policy(config_path: str | None) -> Policy:
-    """The config file (validated like `numaguard lint`'s) and the node description it names.
-    No file: the defaults (scope managed, no pool, no node description, mode enforce)."""
+    """The config file (validated like `numaguard lint`'s) and the node descriptions it names
+    (the top-level `node:` and each pool's). No file: the defaults (no pool, no node
+    description, mode enforce)."""
     from numaguard.lint.config import Config, ConfigError, load_config_file
 
     if not config_path:
@@ -39,20 +40,24 @@ def load_policy(config_path: str | None) -> Policy:
         config = load_config_file(config_path)
     except ConfigError as e:
         raise SettingsError(str(e)) from None
-    node = None
-    if config.node:
-        from numaguard.lint.numa.node import NodeError, load_node_file
+    default, by_pool = config.node_paths()
+    where = {default: "node"} if default else {}
+    for pool in config.pools:
+        if pool.node:
+            where.setdefault(by_pool[pool.name], f"node of pool {pool.name}")
+    loaded = {path: _load_node(config_path, key, path) for path, key in where.items()}
+    return Policy(config, loaded.get(default), pool_nodes={name: loaded[path] for name, path in by_pool.items()})
 
-        path = config.node
-        if not path.startswith("builtin:") and not os.path.isabs(path):
-            path = os.path.join(config.base_dir, path)
-        try:
-            node = load_node_file(path)
-        except FileNotFoundError:
-            raise SettingsError(f"{config_path}: node: node description not found: {path}") from None
-        except NodeError as e:
-            raise SettingsError(f"{config_path}: node: {e}") from None
-    return Policy(config, node)
+
+def _load_node(config_path: str, key: str, path: str) -> Any:
+    from numaguard.lint.numa.node import NodeError, load_node_file
+
+    try:
+        return load_node_file(path)
+    except FileNotFoundError:
+        raise SettingsError(f"{config_path}: {key}: node description not found: {path}") from None
+    except NodeError as e:
+        raise SettingsError(f"{config_path}: {key}: {e}") from None
 
 
 def serving_keys(config_path: str | None) -> dict[str, Any]:

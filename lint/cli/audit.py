@@ -67,8 +67,6 @@ def audit(kubeconfig, context, namespace, node_selector, config_path, formats, o
     config = load_config(config_path)
     selection = selection_for(config, select, ignore)
     reports = report_targets(formats, outputs)
-    if node_selector is None and config.pool.node_labels:
-        node_selector = ",".join(f"{k}={v}" for k, v in sorted(config.pool.node_labels.items()))
     line = StatusLine(sys.stderr) if sys.stderr.isatty() else None
     try:
         cluster = connect(kubeconfig, context, page_size=page_size, request_timeout=request_timeout)

@@ -11,7 +11,7 @@ input stay in this process: starting workers would cost more than it saves.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -44,7 +44,8 @@ class LintSettings:
 
     config: Config
     selection: Selection
-    node: Any = None
+    node: Any = None                                   # the default node description
+    pool_nodes: dict[str, Any] = field(default_factory=dict)   # each pool's, by name
 
 
 def default_jobs() -> int:
@@ -59,16 +60,22 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
                parallel_from_bytes: int | None = None,
                extra_documents: list[Document] = ()) -> tuple[LintResult, list[str]]:
     """Lint every file `paths` names, each with its kubelet drop-ins, then `extra_documents`
-    not already linted (a node description's KubeletConfiguration), then the pool pass.
+    not already linted (a node description's KubeletConfiguration), then the run-level rules.
     Returns the result (findings sorted) and the sources linted. Raises FileNotFoundError for
     a path that does not exist, WorkerFailed when a worker process dies, InputProblem."""
-    files = list(input_files(paths, settings.config.exclude))
+    files, seen = [], set()
+    for path in input_files(paths, settings.config.exclude):
+        key = path if path == STDIN_ARGUMENT else os.path.normpath(path)
+        if key not in seen:         # once each, however often the paths name it (`lint --pool nodes/ .`)
+            seen.add(key)
+            files.append(path)
     local = [f for f in files if f == STDIN_ARGUMENT]
     remote = [f for f in files if f != STDIN_ARGUMENT]
     if parallel_from_bytes is None:
         parallel_from_bytes = PARALLEL_FROM_BYTES
     chunks = plan_chunks(remote, jobs, parallel_from_bytes)
-    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
+    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
+                    pool_nodes=settings.pool_nodes)
     sources: list[str] = []
     count = 0
     if chunks is None:
@@ -135,7 +142,8 @@ def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[l
 
 def lint_chunk(files: list[str], settings: LintSettings) -> tuple[RunPart, list[str], int]:
     """A worker's share: lint `files` one by one and hand back what they left behind."""
-    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node)
+    linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
+                    pool_nodes=settings.pool_nodes)
     sources, count = _lint_files(linter, files)
     return linter.take(), sources, count
 

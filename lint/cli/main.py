@@ -6,6 +6,7 @@ imported inside the commands that use them, so `numaguard lint one-pod.yaml` sta
 """
 from __future__ import annotations
 
+import re
 
 import click
 
@@ -21,9 +22,11 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1)
-@click.option("--pool", "pool_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+@click.option("--pool", "pool_dirs", multiple=True, metavar="[NAME=]DIR",
               help="A directory of one node pool's KubeletConfigurations (and checkpoints, Node and "
-              "NodeResourceTopology objects), judged together with everything else given (NG4xx).")
+              "NodeResourceTopology objects), linted with everything else and judged as that pool "
+              "(NG4xx). NAME=DIR names the pool (a pool of the config file, or a new one); a bare DIR "
+              "is the config's only pool, or the pool \"default\" when none is configured.")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False),
               help="Config file (default: .numaguard.yaml here or in a parent directory).")
 @click.option("--node", "node_path", help="Node description for NUMA fit: a NodeProfile, lscpu "
@@ -41,22 +44,21 @@ def main() -> None:
 def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, outputs, fail_on, select,
          ignore, show_suppressed, jobs, baseline_path, write_baseline_path) -> None:
     """Lint manifests and KubeletConfigurations (files, directories, or - for stdin)."""
-    paths = tuple(paths) + tuple(pool_dirs)
+    config = load_config(config_path, kubernetes_version)
+    config, pool_paths = _with_pool_dirs(config, pool_dirs)
+    paths = tuple(paths) + pool_paths
     if not paths:
         raise UsageProblem("give at least one PATH (or --pool DIR)")
     from numaguard.lint.cli.lint_files import (InputProblem, LintSettings, WorkerFailed, default_jobs,
                                                lint_paths)
 
-    config = load_config(config_path, kubernetes_version)
-    if pool_dirs:
-        config = _with_pool_dirs(config, pool_dirs)
     selection = selection_for(config, select, ignore)
     reports = report_targets(formats, outputs)
-    node, node_kubelet_docs = _load_node(node_path, config)
+    node, pool_nodes, node_kubelet_docs = _load_nodes(node_path, config)
 
     baseline = _read_baseline(baseline_path) if baseline_path else None
 
-    settings = LintSettings(config=config, node=node, selection=selection)
+    settings = LintSettings(config=config, node=node, selection=selection, pool_nodes=pool_nodes)
     try:
         result, sources = lint_paths(list(paths), settings, jobs or default_jobs(),
                                      extra_documents=node_kubelet_docs)
@@ -75,15 +77,42 @@ def lint(paths, pool_dirs, config_path, node_path, kubernetes_version, formats, 
         exit_for(result, fail_on or config.fail_on)
 
 
-def _with_pool_dirs(config, pool_dirs):
-    """The KubeletConfigurations under `--pool DIR` are the pool's by the user's word: held to
-    the pool requirements like those `pool.kubeletConfigs` names."""
+def _with_pool_dirs(config, pool_dirs) -> tuple:
+    """(the config with each `--pool [NAME=]DIR` added to its pool, the directories to lint).
+
+    The files under DIR are the pool's by the user's word, as if its `kubeletConfigs` named
+    them: held to the pool requirements and compared within the pool. NAME=DIR adds to the
+    config's pool NAME, or declares a new pool NAME; a bare DIR goes to the config's only
+    pool, or to a new pool "default" when none is configured (several bare DIRs: one pool)."""
     import os
     from dataclasses import replace
 
-    globs = tuple(os.path.normpath(d).replace(os.sep, "/").rstrip("/") + "/**" for d in pool_dirs)
-    return replace(config, pool=replace(config.pool,
-                                        kubelet_configs=config.pool.kubelet_configs + globs))
+    from numaguard.lint.model import DEFAULT_POOL_NAME, POOL_NAME, PoolSettings
+
+    pools = {p.name: p for p in config.pools}
+    dirs = []
+    for given in pool_dirs:
+        name, sep, directory = given.partition("=")
+        if not sep or os.path.isdir(given):
+            name, directory = None, given
+        if not os.path.isdir(directory):
+            raise UsageProblem(f"--pool {given}: no such directory: {directory}")
+        if name is None:
+            if len(pools) > 1:
+                raise UsageProblem(f"--pool {given}: the config declares {len(pools)} pools "
+                                   f"({', '.join(pools)}); name the one it is: --pool NAME={directory}")
+            name = next(iter(pools), DEFAULT_POOL_NAME)
+        elif not re.fullmatch(POOL_NAME, name):
+            raise UsageProblem(f"--pool {given}: {name!r} is not a pool name (letters, digits, "
+                               f"'-', '_' or '.', beginning and ending with a letter or digit)")
+        pool = pools.get(name) or PoolSettings(name=name)
+        glob = os.path.normpath(directory).replace(os.sep, "/").rstrip("/") + "/**"
+        pools[name] = replace(pool, kubelet_configs=pool.kubelet_configs + (glob,))
+        dirs.append(directory)
+    if not dirs:
+        return config, ()
+    return replace(config, pools=tuple(pools.values())), tuple(dirs)
+
 
 
 def _read_baseline(path: str):
@@ -119,22 +148,28 @@ def _write_baseline(path: str, result) -> None:
     click.echo(f"numaguard: recorded {sum(baseline.counts.values())} finding(s) in {path}", err=True)
 
 
-def _load_node(node_path: str | None, config):
-    """The node description from --node, else from the config file (relative to it), and the
-    KubeletConfiguration documents to lint in its place when the node's own configuration does
-    not fit the machine (reserved CPUs it lacks, reservedMemory on a NUMA node it lacks or
-    larger than it): the kubelet would refuse to start, which is a finding on that
-    configuration (NG208, NG209), not a reason to stop. Exit 2 stays for a node description
-    that cannot be used at all."""
-    import os
+def _load_nodes(node_path: str | None, config):
+    """(the default node description, each pool's by name, the KubeletConfiguration documents
+    to lint in their place): the default is --node, else the config's top-level `node:`; a
+    pool's is its own `node:`, else the default (`Config.node_paths`). Each file is read once."""
+    default, by_pool = config.node_paths(node_path)
+    loaded: dict[str, tuple] = {}
+    documents = []
+    for path in dict.fromkeys(p for p in (default, *by_pool.values()) if p):
+        node, docs = _load_node(path)
+        loaded[path] = node
+        documents += docs
+    return loaded.get(default), {name: loaded[path] for name, path in by_pool.items()}, documents
 
-    if not node_path and not config.node:
-        return None, []
+
+def _load_node(path: str):
+    """A node description, and the KubeletConfiguration documents to lint in its place when the
+    node's own configuration does not fit the machine (reserved CPUs it lacks, reservedMemory on
+    a NUMA node it lacks or larger than it): the kubelet would refuse to start, which is a
+    finding on that configuration (NG208, NG209), not a reason to stop. Exit 2 stays for a node
+    description that cannot be used at all."""
     from numaguard.lint.numa.node import NodeError, load_node_file
 
-    path = node_path or config.node
-    if not node_path and not path.startswith("builtin:") and not os.path.isabs(path):
-        path = os.path.join(config.base_dir, path)
     try:
         return load_node_file(path), []
     except FileNotFoundError:

@@ -1,6 +1,8 @@
 """`numaguard audit`: read the pool from the API server and judge it while it is read.
 
-Reading (numaguard.lint.cluster.api, .paging): the pool's nodes (label selector); each node's
+Reading (numaguard.lint.cluster.api, .paging): the pools' nodes (`pool_selectors`: `-l`, else
+one list per configured pool by its `nodeLabels`, or every node kept when it carries the taint
+of a pool known by its taint alone, else every node); each node's
 effective kubelet configuration through the API server's node proxy
 (`/api/v1/nodes/NAME/proxy/configz`, answered by the kubelet's /configz handler,
 pkg/kubelet/server/server.go, as `{"kubeletconfig": {...}}` without apiVersion/kind, which we
@@ -14,11 +16,16 @@ then incomplete: `unread` names what is missing (a list, or which nodes' configu
 the command exits 3. A CRD that is not installed is a note, not something missing. Only
 "nothing at all could be read" (or refused credentials, or no API server) is fatal.
 
-Judging, between pages: the pods as they come (judge.PodJudge), against the first pool node
-(by name) that has a NodeResourceTopology and a configuration; each node's kubelet
-configuration (file `node/NAME`), Node object and NodeResourceTopology as its configz answers,
-in name order (_NodeJudge), in the one engine run whose pool pass (NG401, NG404, NG405) then
-sees the pool whole. After the last page: each node's occupancy (judge.occupancies).
+Pools (`pool_config`): a node belongs to the pools whose labels (or taint) it carries, and its
+kubelet configuration `node/NAME` is named in those pools; with no pool in the config the nodes
+`-l` selects are one pool, and with neither nothing is compared.
+
+Judging, between pages: the pods as they come (judge.PodJudge), each against its pool's first
+node (by name) that has a NodeResourceTopology and a configuration (the first such node of all
+for pods of no pool); each node's kubelet configuration (file `node/NAME`), Node object and
+NodeResourceTopology as its configz answers, in name order (_NodeJudge), in the one engine run
+whose pool rules (NG401, NG404, NG405) then compare each pool's members. After the last page:
+each node's occupancy (judge.occupancies).
 """
 from __future__ import annotations
 
@@ -150,33 +157,41 @@ class _Configz:
 
 
 class _Representative:
-    """Picks the node the NUMA-fit rules judge pods against once its configuration is read:
-    the first candidate (by name, with a NodeResourceTopology) whose configz answered."""
+    """Picks the nodes the NUMA-fit rules judge pods against once their configurations are
+    read: of all nodes, and of each pool's (`pools`: pool name -> its nodes' names), the first
+    candidate (by name, with a NodeResourceTopology) whose configz answered."""
 
-    def __init__(self, candidates: list[str], topologies: dict[str, dict], configz: _Configz | None) -> None:
-        self.candidates, self.topologies, self.configz = list(candidates), topologies, configz
+    def __init__(self, candidates: list[str], topologies: dict[str, dict], configz: _Configz | None,
+                 pools: dict[str, list[str]] | None = None) -> None:
+        self.topologies, self.configz = topologies, configz
+        self.queues = {None: list(candidates)}
+        self.queues.update({pool: [n for n in candidates if n in members] for pool, members in (pools or {}).items()})
+        self.picked: dict[str | None, Any] = {}
 
     def try_pick(self, judge: PodJudge, *, wait: bool) -> None:
         if judge.node_known:
             return
-        while self.candidates and self.configz is not None:
-            name = self.candidates[0]
-            if not wait and not self.configz.ready(name):
-                return
-            kc = self.configz.config(name)
-            self.candidates.pop(0)
-            node = representative_node(self.topologies, {name: kc} if kc else {}, [name])
-            if node is not None:
-                judge.use_node(node)
-                return
-        judge.use_node(None)
+        for key, queue in self.queues.items():
+            while key not in self.picked:
+                if not queue or self.configz is None:
+                    self.picked[key] = None
+                    break
+                name = queue[0]
+                if not wait and not self.configz.ready(name):
+                    return
+                kc = self.configz.config(name)
+                queue.pop(0)
+                node = representative_node(self.topologies, {name: kc} if kc else {}, [name])
+                if node is not None:
+                    self.picked[key] = node
+        judge.use_node(self.picked[None], {k: v for k, v in self.picked.items() if k is not None and v is not None})
 
 
 class _NodeJudge:
     """The nodes' documents (kubelet configuration as file `node/NAME`, Node object,
     NodeResourceTopology) judged in name order as their configurations arrive, in the engine
-    run that then takes the pods' findings: its pool pass (NG401 over every KubeletConfiguration
-    of the run, NG404/NG405 over the nodes' hardware) judges the pool as one."""
+    run that then takes the pods' findings: its pool rules (NG401 over each pool's kubelet
+    configurations, NG404/NG405 over its nodes' hardware) compare each pool's members."""
 
     def __init__(self, nodes: list[dict], topologies: dict[str, dict], configz: _Configz | None,
                  config: Any, selection: Any) -> None:
@@ -198,7 +213,8 @@ class _NodeJudge:
         if not judge.node_known:
             return
         if self.linter is None:
-            self.linter = Linter(config=self.config, selection=self.selection, node=judge.node)
+            self.linter = Linter(config=self.config, selection=self.selection, node=judge.node,
+                                 pool_nodes=judge.pool_nodes)
         while self.next < len(self.names):
             name = self.names[self.next]
             if self.configz is not None and not wait and not self.configz.ready(name):
@@ -274,14 +290,36 @@ def _error_line(exc: Exception) -> str:
     return exc.line() if isinstance(exc, ApiError) else str(exc)
 
 
-def read_nodes(cluster: Cluster, report: ReadReport, node_selector: str | None) -> tuple[list[dict], bool]:
-    query = [("labelSelector", node_selector)] if node_selector else []
-    nodes, complete = _read_list(cluster, report, "/api/v1/nodes", trim.node, what="nodes", noun="node",
-                                 query=query, first=True,
-                                 consequence=": the kubelet configuration, NodeResourceTopology and "
-                                             "occupancy of the nodes it did not name are not read either")
+def read_nodes(cluster: Cluster, report: ReadReport, node_selector: str | None,
+               config: Any = None) -> tuple[list[dict], bool]:
+    """The nodes to audit (`pool_selectors`), each once, and whether every list was read whole."""
+    selectors, keep = ([node_selector], None) if node_selector else pool_selectors(config)
+    nodes: dict[str, dict] = {}
+    complete = True
+    for selector in selectors:
+        query = [("labelSelector", selector)] if selector else []
+        found, whole = _read_list(cluster, report, "/api/v1/nodes", trim.node, what="nodes", noun="node",
+                                  query=query, first=True,
+                                  consequence=": the kubelet configuration, NodeResourceTopology and "
+                                              "occupancy of the nodes it did not name are not read either")
+        complete = complete and whole
+        for node in found:
+            if keep is None or keep(node):
+                nodes.setdefault(node["metadata"].get("name"), node)
     report.nodes = len(nodes)
-    return nodes, complete
+    return list(nodes.values()), complete
+
+
+def pool_selectors(config: Any) -> tuple[list[str | None], Callable[[dict], bool] | None]:
+    """How to list the config's pools' nodes: one label selector per pool with nodeLabels, or
+    every node (None) kept when it is a pool's, when a pool is known by its taint alone. No
+    pool that nodes can join: every node."""
+    pools = [p for p in (config.pools if config is not None else ()) if p.recognises_pods]
+    if not pools:
+        return [None], None
+    if all(p.node_labels for p in pools):
+        return [",".join(f"{k}={v}" for k, v in sorted(p.node_labels.items())) for p in pools], None
+    return [None], lambda node: any(_in_pool(p, node) for p in pools)
 
 
 def read_topologies(cluster: Cluster, report: ReadReport, names: set[str]) -> dict[str, dict]:
@@ -319,21 +357,25 @@ def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str 
 def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, workers, progress):
     from numaguard.lint.engine import Selection
 
+    from numaguard.lint.config import Config
+
     started = time.perf_counter()
-    config = pool_config(config)
-    selection = selection or Selection(severities=config.severities)
+    config = config or Config()
     report, timing, tracker = ReadReport(), AuditTiming(), _Tracker(progress)
-    judge = PodJudge(config, selection)
 
     tracker.update(phase="nodes")
-    nodes, nodes_read = read_nodes(cluster, report, node_selector)
+    nodes, nodes_read = read_nodes(cluster, report, node_selector, config)
+    config = pool_config(config, nodes, node_selector)
+    selection = selection or Selection(severities=config.severities)
+    judge = PodJudge(config, selection)
     node_names = sorted({n["metadata"].get("name") for n in nodes} - {None})
     tracker.update(phase="noderesourcetopologies", nodes=len(node_names), configz_total=len(node_names))
     configz = _Configz(cluster, node_names, workers, tracker) if node_names else None
     judging = 0.0
     try:
         topologies = read_topologies(cluster, report, set(node_names)) if node_names else {}
-        representative = _Representative([n for n in node_names if n in topologies], topologies, configz)
+        representative = _Representative([n for n in node_names if n in topologies], topologies, configz,
+                                         _pool_members(config, nodes))
         node_judge = _NodeJudge(nodes, topologies, configz, config, selection)
         tracker.update(phase="pods")
 
@@ -379,8 +421,8 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
 
 def _result(judge: PodJudge, node_judge: _NodeJudge, nodes: list[dict], topologies: dict[str, dict], *,
             pods_note: str | None = None):
-    """The pods' findings merged into the nodes' engine run (its pool pass judges the pool as
-    one), with each node's occupancy for the reports."""
+    """The pods' findings merged into the nodes' engine run (its pool rules compare each pool's
+    members), with each node's occupancy for the reports."""
     linter = node_judge.linter
     parts = judge.parts()
     for part in parts:
@@ -409,13 +451,15 @@ class _ConfigsInHand:
 
 
 def judge_objects(nodes: list[dict], topologies: dict[str, dict], configs: dict[str, dict],
-                  pods: list[dict], *, config=None, selection=None):
+                  pods: list[dict], *, config=None, selection=None, pool_name: str = "default"):
     """Judge a pool already in hand as `audit` judges what it reads (no I/O): Node objects,
     NodeResourceTopologies and kubelet configurations by node name, and Pods, as
-    `numaguard.lint.cluster.trim` keeps them. Returns the LintResult with each node's occupancy."""
+    `numaguard.lint.cluster.trim` keeps them. The nodes given are one pool named `pool_name`,
+    unless the config declares its pools (then grouped by them, as `audit` does). Returns the
+    LintResult with each node's occupancy."""
     from numaguard.lint.engine import Selection
 
-    config = pool_config(config)
+    config = pool_config(config, nodes, pool_name)
     selection = selection or Selection(severities=config.severities)
     judge = PodJudge(config, selection)
     in_hand = _ConfigsInHand(configs)
@@ -423,21 +467,37 @@ def judge_objects(nodes: list[dict], topologies: dict[str, dict], configs: dict[
     node_judge = _NodeJudge(nodes, topologies, in_hand, config, selection)
     for pod in pods:
         judge.add(pod)
-    _Representative([n for n in names if n in topologies], topologies, in_hand).try_pick(judge, wait=True)
+    _Representative([n for n in names if n in topologies], topologies, in_hand,
+                    _pool_members(config, nodes)).try_pick(judge, wait=True)
     node_judge.step(judge, wait=True)
     return _result(judge, node_judge, nodes, topologies)
 
 
-def pool_config(config=None):
-    """The config with every node the audit read named as a pool KubeletConfiguration
-    (`pool.kubeletConfigs: [node/*]`): the nodes were selected as the pool, so their
-    configurations are held to the pool requirements, not only to what stops a kubelet."""
+def pool_config(config=None, nodes: list[dict] = (), selected_by: str | None = None):
+    """The config with each node's kubelet configuration (`node/NAME`) named in the pools its
+    node belongs to, so it is held to that pool's requirements and compared within it. With no
+    pool in the config, the nodes `-l` selected are one pool (every `node/` and `nrt/` object);
+    with neither, nothing is a pool."""
     from dataclasses import replace
 
     from numaguard.lint.config import Config
+    from numaguard.lint.model import PoolSettings
 
     config = config or Config()
-    globs = tuple(config.pool.kubelet_configs)
-    if "node/*" not in globs:
-        config = replace(config, pool=replace(config.pool, kubelet_configs=globs + ("node/*",)))
-    return config
+    if not config.pools:
+        if not selected_by:
+            return config
+        return replace(config, pools=(PoolSettings(kubelet_configs=("node/*", "nrt/*"), name=selected_by),))
+    pools = tuple(replace(pool, kubelet_configs=pool.kubelet_configs + tuple(
+        f"node/{n['metadata'].get('name')}" for n in nodes if _in_pool(pool, n))) for pool in config.pools)
+    return replace(config, pools=pools)
+
+
+def _in_pool(pool, node: dict) -> bool:
+    return pool.has_node(node["metadata"].get("labels"), node.get("spec", {}).get("taints"))
+
+
+def _pool_members(config, nodes: list[dict]) -> dict[str, list[str]]:
+    """Pool name -> the names of its nodes (a pool declared by `-l`: every node read)."""
+    return {pool.name: [n["metadata"].get("name") for n in nodes if "node/*" in pool.kubelet_configs
+                        or _in_pool(pool, n)] for pool in config.pools}

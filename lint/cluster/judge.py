@@ -72,6 +72,7 @@ class PodJudge:
     selection: Selection
     node: Any = None
     node_known: bool = False
+    pool_nodes: dict[str, Any] = field(default_factory=dict)    # each pool's node description
     specs: list[dict] = field(default_factory=list)            # spec id -> spec
     on_nodes: dict[str, list[tuple]] = field(default_factory=dict)   # node -> [(order, label, spec id)]
     # node -> [(pod label, reason)] of the pods its kubelet rejected, listed under the node in reports
@@ -147,16 +148,18 @@ class PodJudge:
         self.rejected = self.pods = 0
 
     # -- judging -------------------------------------------------------------------------
-    def use_node(self, node: Any) -> None:
-        """The node description the NUMA-fit rules judge pods against (None: none found)."""
-        self.node, self.node_known = node, True
+    def use_node(self, node: Any, pool_nodes: dict[str, Any] | None = None) -> None:
+        """The node descriptions the NUMA-fit rules judge pods against: the default one (None:
+        none found) and each pool's, by pool name."""
+        self.node, self.pool_nodes, self.node_known = node, dict(pool_nodes or {}), True
 
     def judge_pending(self) -> int:
         """Judge the templates seen since the last call; how many were judged."""
         if not self.node_known or not self._pending:
             return 0
         if self._linter is None:
-            self._linter = Linter(config=self.config, selection=self.selection, node=self.node)
+            self._linter = Linter(config=self.config, selection=self.selection, node=self.node,
+                                  pool_nodes=self.pool_nodes)
         pending, self._pending = self._pending, {}
         for key, pod in pending.items():
             self._linter.lint([_document(pod)])
@@ -176,7 +179,7 @@ class PodJudge:
             if pod.status is not None:
                 findings += pod.status.findings
                 _add_counts(summary, pod.status.summary)
-            out.append(RunPart(findings, summary, template.pool))
+            out.append(RunPart(findings, summary, template.extracts))
         return out
 
     @property

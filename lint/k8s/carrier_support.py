@@ -8,8 +8,8 @@ configures, judging only what a carrier shows, and kubelet settings embedded in 
   it, and a flag the kubelet refuses stops everything else (the kubelet exits on its command
   line before it reads any configuration).
 * `node_labels`/`node_taints` are what the platform object gives its nodes (an eksctl node
-  group's `labels`/`taints`, Talos' `machine.nodeLabels`/`nodeTaints`): what deciding a
-  carrier's pool needs.
+  group's `labels`/`taints`, Talos' `machine.nodeLabels`/`nodeTaints`): they become the
+  carrier's `nodes` (a `NodeSelection` of kind "labels"), which decides its pool.
 * `shown` (a set of top-level KubeletConfiguration fields) marks a carrier that only overrides a
   base numaguard cannot know (an Ubuntu EKS AMI, GKE's own settings): only findings about those
   fields are kept.
@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from numaguard.lint.k8s.kubelet_flags import FlagArg, ParsedFlags, parse_flags
 from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
 from numaguard.lint.k8s.platforms import PlatformKubelet
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
 FLAG_FIX = ("Remove the argument or give it a value the kubelet reads; the kubelet stops on the "
             "first flag it cannot parse. Settings that have a KubeletConfiguration field are "
@@ -53,6 +53,13 @@ class FlaggedKubelet(PlatformKubelet):
                                                            # text it was written in (messages)
     overridden: frozenset[str] = frozenset()    # fields of `written` a later layer overrides
 
+    def __post_init__(self) -> None:
+        if self.shown is not None:
+            self.base_known = False     # it only overrides a base numaguard cannot know
+        # the labels and taints it gives its nodes decide its pool (`PlatformKubelet.nodes`)
+        if self.nodes is None and (self.node_labels or self.node_taints):
+            self.nodes = NodeSelection(dict(self.node_labels), self.node_labels_path, kind="labels",
+                                       taints=tuple(self.node_taints))
 
     def document_path(self, path: Path) -> Path:
         origin = self.flag_origin(tuple(path))

@@ -34,7 +34,7 @@ from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, K
                                                MCO_SOURCE, auto_sizing_dropin)
 from numaguard.lint.k8s.platforms import PlatformError
 from numaguard.lint.load.documents import load_text
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
 MACHINECONFIG_GROUP = "machineconfiguration.openshift.io/"
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
@@ -178,7 +178,10 @@ def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str,
                              platform_set=platform_set, unknown=unknown, adjusters=(_dropin_adjust,),
                              places=places,
                              node_labels={NODE_ROLE_PREFIX + str(role): ""} if role else {},
-                             node_labels_path=("metadata", "labels", ROLE_LABEL) if role else ())
+                             node_labels_path=("metadata", "labels", ROLE_LABEL) if role else (),
+                             # every node of the role's MachineConfigPool gets it: a selector
+                             nodes=NodeSelection({NODE_ROLE_PREFIX + str(role): ""},
+                                                 ("metadata", "labels", ROLE_LABEL)) if role else None)
     carrier.extra.extend(extra)
     return carrier
 

@@ -41,6 +41,43 @@ kubelet really starts with (`PlatformKubelet.config`), so the NG2xx rules judge 
 
 Only the fields the kubelet rules read are modelled; everything else the platforms set (TLS,
 DNS, logging) is left out.
+
+Which nodes a carrier configures (`PlatformKubelet.nodes`, a `NodeSelection`): a reader that
+knows sets it, and the engine puts the configuration in the pools of the config file whose
+nodes it reaches (`PoolSettings.selected_by`): then it is held to the pool requirements and
+compared with the pool's other configurations (NG401). Two kinds:
+
+* `NodeSelection(labels, path, kind="selector")`: a node selector; every node carrying at
+  least these labels gets the configuration. It belongs to a pool when every pool node
+  satisfies it (its labels are among the pool's `nodeLabels`) or when only pool nodes do (it
+  requires every pool label). A PerformanceProfile's `spec.nodeSelector` is one.
+* `NodeSelection(labels, path, kind="labels", taints=...)`: the labels (and taints) a node
+  group gives its nodes: an eksctl node group's `labels`/`taints`, Talos'
+  `machine.nodeLabels`/`nodeTaints` (`carrier_support.FlaggedKubelet` builds it from its
+  `node_labels`/`node_taints`). It belongs to a pool when those labels include every pool
+  label, or, for a pool known by its taint alone, when it gives its nodes that taint.
+
+An OpenShift MachineConfig reaches the nodes of the MachineConfigPool of its role label
+(`machineconfiguration.openshift.io/role: <role>`), `node-role.kubernetes.io/<role>: ""`: a
+selector.
+
+A carrier whose base is not known (`base_known=False`: it only overrides a configuration
+numaguard does not see) joins its pools for the node description it is judged against, but is
+never compared as a whole (NG401), and only a config file naming it makes it a pool
+configuration.
+
+The OpenShift `KubeletConfig` selects MachineConfigPools, not nodes
+(`spec.machineConfigPoolSelector`, a LabelSelector over the pools' labels: openshift/api
+`machineconfiguration/v1/types.go` `KubeletConfigSpec`, matched by the Machine Config
+Operator's `getPoolsForKubeletConfig` in `pkg/controller/kubelet-config`). numaguard reads the
+pool's name from the labels MachineConfigPools carry by convention (`machine_config_pool_nodes`):
+`pools.operator.machineconfiguration.openshift.io/<name>: ""` (the MCO's own `worker` and
+`master` pools, `manifests/worker.machineconfigpool.yaml`) or `machineconfiguration.openshift.io/role:
+<name>` (what the Node Tuning Operator selects a profile's pool by, `GetMachineConfigPoolSelector`
+in `pkg/performanceprofile/controller/performanceprofile/components/profile`), and that pool's
+nodes by theirs: `node-role.kubernetes.io/<name>: ""` (the pool's `spec.nodeSelector`, same
+manifest). A selector on other labels names no pool numaguard can know; name the file in the
+pool's `kubeletConfigs` instead.
 """
 from __future__ import annotations
 
@@ -56,7 +93,7 @@ from numaguard.lint.k8s.kubelet_dropin import value_exists
 from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
                                                rendered_profile)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import Path, Severity, Violation, existing_prefix
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 EKS_GROUP = "node.eks.aws/"
@@ -133,6 +170,7 @@ class PlatformKubelet:
     base_known: bool = True
     companion: tuple[str, str] | None = None
     rebase: Callable[[Any], "PlatformKubelet"] | None = None
+    nodes: NodeSelection | None = None     # the nodes it configures, when the object says (module doc)
 
     def place(self, path: Path) -> Place:
         """Where a finding on `path` (relative to the effective configuration) is reported."""
@@ -356,7 +394,9 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
     carrier = PlatformKubelet("OpenShift KubeletConfig", config, written, path,
                               fallback=path if written else ("spec",) if spec else (),
                               unknown=unknown, adjusters=(_openshift_adjust,),
-                              rendered_from=rendered_profile(doc))
+                              rendered_from=rendered_profile(doc),
+                              nodes=machine_config_pool_nodes(spec.get("machineConfigPoolSelector"),
+                                                              ("spec", "machineConfigPoolSelector")))
     for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
         carrier.extra.append(("NG002", Violation(
             path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
@@ -371,6 +411,33 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
             f"featureGates is not allowed to be set, but contains: map[{shown}]\"",
             remediation=OPENSHIFT_GATES_FIX + ".")))
     return carrier
+
+
+MCP_POOL_LABEL_PREFIX = "pools.operator.machineconfiguration.openshift.io/"
+MCP_ROLE_LABEL = "machineconfiguration.openshift.io/role"
+NODE_ROLE_LABEL_PREFIX = "node-role.kubernetes.io/"
+
+
+def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None:
+    """The nodes of the one MachineConfigPool a LabelSelector names by the conventional pool
+    labels (module doc), or None when it names none or several."""
+    if not isinstance(selector, dict):
+        return None
+    names = set()
+    labels = selector.get("matchLabels") if isinstance(selector.get("matchLabels"), dict) else {}
+    for key, value in labels.items():
+        key = str(key)
+        if key.startswith(MCP_POOL_LABEL_PREFIX) and len(key) > len(MCP_POOL_LABEL_PREFIX):
+            names.add(key[len(MCP_POOL_LABEL_PREFIX):])
+        elif key == MCP_ROLE_LABEL and isinstance(value, str) and value:
+            names.add(value)
+    for expr in selector.get("matchExpressions") or ():
+        if isinstance(expr, dict) and expr.get("key") == MCP_ROLE_LABEL and expr.get("operator") == "In" \
+                and isinstance(expr.get("values"), list) and len(expr["values"]) == 1:
+            names.add(str(expr["values"][0]))
+    if len(names) != 1:
+        return None
+    return NodeSelection({NODE_ROLE_LABEL_PREFIX + names.pop(): ""}, path)
 
 
 def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -417,7 +484,18 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                                          if k in ("reservedMemory", "memoryManagerPolicy",
                                                   "cpuManagerPolicyOptions")},
                            adjusters=(_openshift_adjust, _pao_adjust),
-                           renders_of=str(meta["name"]) if meta.get("name") else None)
+                           renders_of=str(meta["name"]) if meta.get("name") else None,
+                           nodes=_profile_nodes(doc))
+
+
+def _profile_nodes(doc: dict) -> NodeSelection | None:
+    """The profile's nodes: those its `spec.nodeSelector` selects (performanceprofile_types.go
+    `NodeSelector map[string]string`; the operator finds their MachineConfigPool from it)."""
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    selector = spec.get("nodeSelector")
+    if not isinstance(selector, dict) or not selector:
+        return None
+    return NodeSelection({str(k): "" if v is None else str(v) for k, v in selector.items()}, ("spec", "nodeSelector"))
 
 
 def render_performance_profile(doc: dict) -> tuple[dict, dict[str, Path], Path, dict[str, str], dict]:
@@ -564,6 +642,7 @@ READERS: dict[str, Reader] = {
 
 eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
 
-__all__ = ["PlatformKubelet", "PlatformError", "merge_patch", "READERS", "EKS_AMI_BASE",
+__all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "READERS", "EKS_AMI_BASE",
+           "machine_config_pool_nodes",
            "eks_ami_configuration", "eks_adjust", "user_wrote",
            "eks_node_config", "openshift_kubelet_config", "performance_profile", "PLATFORM_KINDS"]

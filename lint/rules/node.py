@@ -7,6 +7,13 @@ is how to "compare the CPU Manager checkpoint with the CPUs visible to each cont
 the rules here judge what they say against the node's KubeletConfiguration and, when known,
 its topology and the pods that still exist.
 
+In a lint run (`CHECKPOINT_CHECK`, a run check) a checkpoint is judged against the
+configuration of its pool (the pool whose `kubeletConfigs` globs, or `lint --pool NAME=DIR`,
+name its file): the pool's node description's KubeletConfiguration, else the pool's own
+configurations when they agree on the policies and reserved CPUs. A checkpoint of no pool is
+judged against the default node description's, else every pool-tier configuration of the run
+when they agree. A checkpoint file that is not JSON is NG406.
+
 Library API (no I/O; parsed objects in, findings out):
 
     from numaguard.lint.rules.node import CheckpointExtract, checkpoint_findings
@@ -28,21 +35,22 @@ over a saved `List` answer that `numaguard lint` reads next to the node's config
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Iterable
 
 from numaguard.lint.k8s import kubelet as k
-from numaguard.lint.k8s.checkpoints import (CURRENT, CPUCheckpoint, MemoryCheckpoint, Version, checkpoint_kind,
+from numaguard.lint.k8s.checkpoints import (CURRENT, CheckpointError, CPUCheckpoint, MemoryCheckpoint, Version,
+                                            checkpoint_kind,
                                             read_cpu_checkpoint, read_memory_checkpoint)
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes
 from numaguard.lint.model import ObjectRef, Path, Severity, Violation
-from numaguard.lint.rules.base import Rule
+from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, Subject
 from numaguard.lint.rules.pool import PoolViolation
 
 CHECKPOINT_POLICY = Rule(
-    id="NG402", name="checkpoint-policy-mismatch", severity=Severity.ERROR, target="checkpoint",
+    id="NG402", name="checkpoint-policy-mismatch", severity=Severity.ERROR, target="run",
     title="A CPU or Memory Manager checkpoint records a policy other than the configured one",
     rationale="At start-up the kubelet restores cpu_manager_state and memory_manager_state and "
               "stops when the policy recorded there differs from its configuration: \"could not "
@@ -54,7 +62,7 @@ CHECKPOINT_POLICY = Rule(
                 "with the new configuration, uncordon.")
 
 CHECKPOINT_PLACEMENT = Rule(
-    id="NG403", name="checkpoint-placement", severity=Severity.WARNING, target="checkpoint",
+    id="NG403", name="checkpoint-placement", severity=Severity.WARNING, target="run",
     title="The checkpoint shows exclusive CPUs on reserved CPUs or shared with another pod, or a pod spanning more NUMA nodes than its policy allows",
     rationale="Exclusive CPUs are taken from the shared pool minus the reserved CPUs, never twice; "
               "under single-numa-node a pod's CPUs and memory sit on one NUMA node. A checkpoint "
@@ -66,7 +74,7 @@ CHECKPOINT_PLACEMENT = Rule(
                 "Topology Manager policy did not change without a drain.")
 
 CHECKPOINT_CORRUPT = Rule(
-    id="NG406", name="checkpoint-corrupt", severity=Severity.ERROR, target="checkpoint",
+    id="NG406", name="checkpoint-corrupt", severity=Severity.ERROR, target="run",
     title="A checkpoint file the kubelet cannot restore (bad JSON, checksum mismatch, a version it does not "
           "read), or restores without its pod-level entries",
     rationale="The kubelet refuses to start when cpu_manager_state or memory_manager_state does not "
@@ -79,7 +87,7 @@ CHECKPOINT_CORRUPT = Rule(
     remediation="Drain the node, stop the kubelet, delete the named checkpoint file, start the kubelet.")
 
 CHECKPOINT_STALE = Rule(
-    id="NG407", name="checkpoint-stale-entry", severity=Severity.WARNING, target="checkpoint",
+    id="NG407", name="checkpoint-stale-entry", severity=Severity.WARNING, target="run",
     title="The checkpoint holds CPUs or memory for a pod that no longer exists (needs the node's pod list)",
     rationale="The managers release a pod's exclusive CPUs and memory when it is removed "
               "(RemoveContainer, the reconcile loop). An entry for a pod that is gone keeps "
@@ -89,7 +97,7 @@ CHECKPOINT_STALE = Rule(
                 "runs the stale-state cleanup (removeStaleState).")
 
 CHECKPOINT_MEMORY = Rule(
-    id="NG408", name="checkpoint-memory-inconsistent", severity=Severity.WARNING, target="checkpoint",
+    id="NG408", name="checkpoint-memory-inconsistent", severity=Severity.WARNING, target="run",
     title="The Memory Manager checkpoint's memory tables or blocks do not add up",
     rationale="For every NUMA node and memory type the Memory Manager keeps allocatable = total - "
               "systemReserved and free + reserved = allocatable, and the reserved amount is what "
@@ -110,10 +118,6 @@ RESERVED_CPU_CONTAINER = Rule(
     remediation="Drain the node, stop the kubelet, delete cpu_manager_state and start it, so the pods are "
                 "placed again outside the reserved CPUs; change reservedSystemCPUs only on a drained node.")
 
-RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY,
-         RESERVED_CPU_CONTAINER)
-
-
 @dataclass(frozen=True)
 class CheckpointExtract:
     """One checkpoint file, read: its source, kind ("cpu" or "memory"), what the kubelet
@@ -124,6 +128,8 @@ class CheckpointExtract:
     checkpoint: CPUCheckpoint | MemoryCheckpoint
     positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
     ignores: frozenset[str] = frozenset()
+    place: Place | None = None                # in a lint run: where the file was
+    pools: tuple[str, ...] = ()               # in a lint run: the pools naming its file
 
     @classmethod
     def of(cls, source: str, data: Any, kind: str | None = None, positions=None,
@@ -136,11 +142,19 @@ class CheckpointExtract:
             return cls(source, kind, read_memory_checkpoint(data, version), dict(positions or {}), ignores)
         return None
 
+    @classmethod
+    def unreadable(cls, source: str, kind: str, message: str) -> "CheckpointExtract":
+        """A checkpoint file that is not JSON: the kubelet cannot restore it (NG406)."""
+        error = CheckpointError((), f"not JSON: {message}")
+        checkpoint = CPUCheckpoint("unknown", "", frozenset(), error=error) if kind == "cpu" else \
+            MemoryCheckpoint("unknown", "", error=error)
+        return cls(source, kind, checkpoint)
+
 
 def _v(cp: CheckpointExtract, rule: Rule, path: Path, message: str, remediation: str | None = None) -> PoolViolation:
     return PoolViolation(rule, cp.source, Violation(path=path, message=message, remediation=remediation),
                          ObjectRef(None, "CPUManagerCheckpoint" if cp.kind == "cpu" else "MemoryManagerCheckpoint",
-                                   None, None), cp.ignores)
+                                   None, None), cp.ignores, cp.place)
 
 
 def checkpoint_findings(checkpoints: Iterable[CheckpointExtract], *, kubelet_config: dict | None = None,
@@ -201,6 +215,7 @@ class RunningContainer:
     cpus: frozenset[int]
     source: str
     path: Path = ("cpuIds",)
+    place: Place | None = None     # in a lint run: where the answer was
 
 
 def podresources_containers(source: str, data: Any) -> list[RunningContainer] | None:
@@ -240,7 +255,7 @@ def reserved_cpu_findings(containers: Iterable[RunningContainer], *, kubelet_con
                 path=c.path, container=c.container,
                 message=f"container {c.container} of pod {c.pod} holds CPUs {format_cpuset(on)} of reservedSystemCPUs "
                         f"{format_cpuset(reserved)} (its exclusive CPUs: {format_cpuset(c.cpus)})"),
-                ObjectRef(None, "Pod", namespace, name), frozenset()))
+                ObjectRef(None, "Pod", namespace, name), frozenset(), c.place))
     return out
 
 
@@ -369,3 +384,114 @@ def _wide_blocks(cp: CheckpointExtract, path: Path, label: str, blocks) -> list[
                           f"{label} holds {b.resource} on NUMA nodes {', '.join(map(str, b.numa_nodes))}, but the "
                           "Topology Manager policy single-numa-node allows one"))
     return out
+
+
+# ------------------------------------------------------------------------------- the run check
+
+@dataclass(frozen=True)
+class _Policies:
+    """A pool-tier kubelet configuration of the run, for judging checkpoints against."""
+
+    pools: tuple[str, ...]
+    key: tuple
+    config: dict
+
+
+def _policies(kc: dict) -> tuple:
+    """The settings a checkpoint is judged by, effective (defaults applied)."""
+    try:
+        reserved = k.reserved_system_cpus(kc)
+    except CPUSetError:
+        reserved = kc.get("reservedSystemCPUs")
+    return k.cpu_manager_policy(kc)[0], k.memory_manager_policy(kc)[0], reserved
+
+
+@dataclass(frozen=True)
+class _Running:
+    """The containers of a saved PodResources answer, and the pools naming its file."""
+
+    containers: tuple[RunningContainer, ...]
+    pools: tuple[str, ...]
+
+
+def _collect(subject: Subject, ctx: LintContext) -> CheckpointExtract | _Running | _Policies | str | None:
+    """A checkpoint file (NG406 when it is not JSON), a saved PodResources answer (NG409), a
+    pool-tier kubelet configuration, or a Pod's uid (the pods that exist, for NG407)."""
+    if subject.kind == "unreadable":
+        kind = checkpoint_kind(None, subject.file)
+        if kind is None:
+            return None
+        return replace(CheckpointExtract.unreadable(subject.label, kind, str(subject.data)),
+                       place=subject.place(), pools=subject.pools)
+    if subject.kind == "kubelet":
+        if not subject.in_pool:
+            return None
+        return _Policies(subject.pools, _policies(subject.data), subject.data)
+    data = subject.data
+    running = podresources_containers(subject.label, data)
+    if running is not None:            # a saved PodResources List answer (NG409)
+        at = subject.position_of or (lambda path: None)
+        place = Place(subject.file, subject.line, subject.prefix,
+                      {c.path: pos for c in running if (pos := at(c.path)) is not None})
+        return _Running(tuple(replace(c, place=place) for c in running), subject.pools)
+    kind = checkpoint_kind(data, subject.file)
+    if kind is not None:
+        place = subject.place()
+        extract = CheckpointExtract.of(subject.label, data, kind, positions=place.positions,
+                                       ignores=subject.ignores, version=ctx.kubernetes_version)
+        return replace(extract, place=place, pools=subject.pools)
+    if isinstance(data, dict) and data.get("kind") == "Pod" and isinstance(data.get("metadata"), dict):
+        uid = data["metadata"].get("uid")
+        if isinstance(uid, str) and uid:
+            return uid
+    return None
+
+
+def _judge(extracts: list, ctx: LintContext) -> list[PoolViolation]:
+    checkpoints = [e for e in extracts if isinstance(e, CheckpointExtract)]
+    answers = [e for e in extracts if isinstance(e, _Running)]
+    if not checkpoints and not answers:
+        return []
+    configs = [e for e in extracts if isinstance(e, _Policies)]
+    pod_uids = {e for e in extracts if isinstance(e, str)} or None
+
+    def node_of(pools: tuple[str, ...]) -> tuple[LintContext, dict | None]:
+        """The context and configuration of a file of these pools (of none: the run's)."""
+        pool = next((p for p in map(ctx.pool_context, pools) if p is not None), ctx)
+        mine = [c for c in configs if set(c.pools) & set(pools)] if pools else configs
+        return pool, _configured(pool, mine)
+
+    out: list[PoolViolation] = []
+    for cp in checkpoints:
+        pool, kubelet_config = node_of(cp.pools)
+        out += checkpoint_findings([cp], kubelet_config=kubelet_config,
+                                   topology=getattr(pool.node, "topology", None), pod_uids=pod_uids)
+    for answer in answers:
+        out += reserved_cpu_findings(answer.containers, kubelet_config=node_of(answer.pools)[1])
+    return out
+
+
+def _configured(ctx: LintContext, configs: list[_Policies]) -> dict | None:
+    """The configuration a checkpoint is judged against: the node description's, else the
+    given configurations when they agree on the managers' policies and reserved CPUs (the
+    first one's Topology Manager policy then decides the NUMA-span check)."""
+    kc = getattr(ctx.node, "kubelet_config", None) if ctx.node is not None else None
+    if isinstance(kc, dict):
+        return kc
+    if isinstance(ctx.kubelet_config, dict):
+        return ctx.kubelet_config
+    if configs and len({c.key for c in configs}) == 1:
+        return configs[0].config
+    return None
+
+
+# The rules above are judged by this one check.
+CHECKPOINT_CHECK = RunCheck("checkpoint", _collect, _judge)
+CHECKPOINT_POLICY = replace(CHECKPOINT_POLICY, run=CHECKPOINT_CHECK)
+CHECKPOINT_PLACEMENT = replace(CHECKPOINT_PLACEMENT, run=CHECKPOINT_CHECK)
+CHECKPOINT_CORRUPT = replace(CHECKPOINT_CORRUPT, run=CHECKPOINT_CHECK)
+CHECKPOINT_STALE = replace(CHECKPOINT_STALE, run=CHECKPOINT_CHECK)
+CHECKPOINT_MEMORY = replace(CHECKPOINT_MEMORY, run=CHECKPOINT_CHECK)
+RESERVED_CPU_CONTAINER = replace(RESERVED_CPU_CONTAINER, run=CHECKPOINT_CHECK)   # `node inspect` calls it too
+RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY,
+         RESERVED_CPU_CONTAINER)

@@ -12,7 +12,7 @@ import re
 from decimal import Decimal
 from typing import Any, Iterable, Literal
 
-from numaguard.lint.model import Path, Violation, existing_prefix
+from numaguard.lint.model import DEFAULT_POOL_NAME, Path, Violation, existing_prefix
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.k8s.pod_budget import (
     EMPTY_POD_SHARED_POOL_REASON, POD_SCOPE_ADMISSION_MESSAGE, TOPOLOGY_AFFINITY_REASON,
@@ -124,33 +124,68 @@ def _tolerates_pool(spec: dict, taint: dict[str, str] | None) -> Path | None:
 
 
 def pool_configured(ctx: LintContext) -> bool:
-    """Whether the config file names the managed pool (its node labels or its taint)."""
-    return bool(ctx.pool.node_labels or ctx.pool.taint)
+    """Whether the config file declares a pool that pods can target (by labels or a taint)."""
+    return ctx.pods_have_pools or ctx.pool.recognises_pods
 
 
-def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
-    """Which tier of pod rules applies to this pod (README "Which pods are policy-checked").
+def _selected_labels(spec: dict, labels: dict[str, str]) -> int:
+    """How many of the pool's labels the pod selects (nodeSelector, or a required node
+    affinity In/Exists expression on the label)."""
+    selector = _map(spec.get("nodeSelector"))
+    required = _map(_map(_map(spec.get("affinity")).get("nodeAffinity"))
+                    .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    chosen = {key for key, value in labels.items() if selector.get(key) == value}
+    for term in _list(required.get("nodeSelectorTerms")):
+        for expr in _list(_map(term).get("matchExpressions")):
+            expr = _map(expr)
+            key = expr.get("key")
+            if key in labels and (expr.get("operator") == "Exists" or (
+                    expr.get("operator") == "In" and labels[key] in _list(expr.get("values")))):
+                chosen.add(key)
+    return len(chosen)
 
-    - "unmanaged": the opt-out annotation; nothing is checked (counted in the summary);
-    - "managed": the opt-in annotation, `scope: all`, or a pod that selects the configured
-      pool (nodeSelector / required node affinity on its labels) or tolerates its taint: every
-      rule, validity and resource-manager policy;
-    - "assumed": no pool is configured and the pod declares pod-level cpu, memory or hugepages,
-      so numaguard takes it as meant for the pool (every rule; counted in the summary);
-    - "validity": any other pod with pod-level resources: only what the API server and the
-      kubelet would refuse (`VALIDITY_RULES`), since `spec.resources` alone may just be a cgroup
-      budget (pod-level resources are beta and on by default since 1.34);
-    - "out": no pod-level resources and not meant for the pool: not checked at all, not even
-      NG002."""
+
+def _excludes(spec: dict, labels: dict[str, str]) -> bool:
+    """Whether the pod's nodeSelector asks for another value of one of the pool's labels (a
+    `pool: gpu` pod cannot land on `pool: cpu` nodes, whatever else it selects)."""
+    selector = _map(spec.get("nodeSelector"))
+    return any(key in selector and selector[key] != value for key, value in labels.items())
+
+
+def targeted_pools(pod: PodTarget, ctx: LintContext) -> tuple[LintContext, ...]:
+    """The declared pools the pod targets, as their contexts: the pools whose labels it
+    selects or whose taint it tolerates, the most specific first: a pool counts one per label
+    selected and one for its taint tolerated, and only the pools with the highest count are
+    kept (a `{role: worker, pool: gpu}` pod targets the gpu pool, not every worker pool).
+    Several pools left: the pod may land on any of them, and it is judged against each."""
+    spec = _map(pod.spec)
+    scored = []
+    for pool_ctx in ctx.pools:
+        pool = pool_ctx.pool
+        if not pool.recognises_pods or _excludes(spec, pool.node_labels):
+            continue
+        score = _selected_labels(spec, pool.node_labels) + (_tolerates_pool(spec, pool.taint) is not None)
+        if score:
+            scored.append((score, pool_ctx))
+    best = max((score for score, _ in scored), default=0)
+    return tuple(pool_ctx for score, pool_ctx in scored if score == best)
+
+
+def pod_placement(pod: PodTarget, ctx: LintContext) -> tuple[ScopeDecision, tuple[LintContext, ...]]:
+    """The pod's scope (`pod_scope`) and the contexts it is judged with: each pool it
+    targets (with that pool's node description), else the run's (the default node)."""
     scope = pod.annotations.get(SCOPE_ANNOTATION) if isinstance(pod.annotations, dict) else None
     if scope == "unmanaged":
-        return "unmanaged"
+        return "unmanaged", ()
+    pools = targeted_pools(pod, ctx) if ctx.pools else ()
+    if pools:
+        return "managed", pools
     if scope == "managed" or ctx.scope_all:
-        return "managed"
+        return "managed", (ctx,)
     spec = _map(pod.spec)
-    if pool_configured(ctx) and (_selects_pool(spec, ctx.pool.node_labels)
-                                 or _tolerates_pool(spec, ctx.pool.taint)):
-        return "managed"
+    if not ctx.pools and ctx.pool.recognises_pods and (_selects_pool(spec, ctx.pool.node_labels)
+                                                       or _tolerates_pool(spec, ctx.pool.taint)):
+        return "managed", (ctx,)       # a context made by hand for one pool (library callers)
     raw = spec.get("resources")
     resources = _map(raw)
     names = [n for field_name in ("requests", "limits")
@@ -160,12 +195,30 @@ def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
         malformed = (raw is not None and not isinstance(raw, dict)) or any(
             resources.get(f) is not None and not isinstance(resources.get(f), dict)
             for f in ("requests", "limits"))
-        return "validity" if malformed else "out"
+        return ("validity" if malformed else "out"), (ctx,)
     # A pod whose pod-level resources are only `pids` (or other names the managers ignore) is
     # no resource-manager pod: the CPU and Memory Managers look at cpu, memory and hugepages.
     if not pool_configured(ctx) and any(is_supported_pod_level_resource(n) for n in names):
-        return "assumed"
-    return "validity"
+        return "assumed", (ctx,)
+    return "validity", (ctx,)
+
+
+def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
+    """Which tier of pod rules applies to this pod (README "Which pods are policy-checked").
+
+    - "unmanaged": the opt-out annotation; nothing is checked (counted in the summary);
+    - "managed": a pod that targets a declared pool (selects its labels: nodeSelector or a
+      required node affinity In/Exists; or tolerates its taint), the opt-in annotation, or
+      `scope: all`: every rule, validity and resource-manager policy;
+    - "assumed": no pool that pods can target is configured and the pod declares pod-level
+      cpu, memory or hugepages, so numaguard takes it as meant for a managed pool: every rule,
+      but its policy findings are warnings (counted in the summary);
+    - "validity": any other pod with pod-level resources: only what the API server and the
+      kubelet would refuse (`VALIDITY_RULES`), since `spec.resources` alone may just be a cgroup
+      budget (pod-level resources are beta and on by default since 1.34);
+    - "out": no pod-level resources and not meant for a pool: not checked at all, not even
+      NG002."""
+    return pod_placement(pod, ctx)[0]
 
 
 # Rules for what the API server rejects (or the kubelet refuses at admission whatever its
@@ -697,16 +750,18 @@ def pool_targeting(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
     labels, taint = ctx.pool.node_labels, ctx.pool.taint
     selects = _selects_pool(spec, labels)
     tolerates = _tolerates_pool(spec, taint)
+    # one pool (the `pool:` shorthand): "the managed pool"; named pools: "pool gpu"
+    pool = "the managed pool" if ctx.pool.name == DEFAULT_POOL_NAME else f"pool {ctx.pool.name}"
     if selects and taint and not tolerates:
-        yield Violation(selects, f"the pod selects the managed pool ({_dotted(selects)}) but does "
+        yield Violation(selects, f"the pod selects {pool} ({_dotted(selects)}) but does "
                         f"not tolerate its taint {taint.get('key')}={taint.get('value', '')}:"
                         f"{taint.get('effect', '')}: it will stay Pending; add a toleration "
                         f"{{key: {taint.get('key')}, operator: Equal, value: "
                         f"{taint.get('value', '')}, effect: {taint.get('effect', '')}}}")
     if tolerates and labels and not selects:
         wanted = ", ".join(f"{k}: {v}" for k, v in labels.items())
-        yield Violation(tolerates, f"the pod tolerates the pool's taint but does not select the "
-                        f"pool's nodes: it may be scheduled on a node without the pod-level "
+        yield Violation(tolerates, f"the pod tolerates the taint of {pool} but does not select "
+                        f"its nodes: it may be scheduled on a node without the pod-level "
                         f"resource managers; add nodeSelector {{{wanted}}}")
 
 

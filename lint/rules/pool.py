@@ -1,11 +1,22 @@
-"""NG401, NG404, NG405: one node pool judged as a whole.
+"""NG401, NG404, NG405: each declared node pool judged as a whole.
 
 A canary rollout only proves something when the nodes of the pool are configured alike and
-built alike. These rules look at every KubeletConfiguration and every node of one run
-together, after the per-document rules, and name the odd one out.
+built alike. These rules look at the kubelet configurations and the nodes of each pool the
+config file declares, after the per-document rules, and name the odd one out. Nothing is
+compared without a declaration: two pools' configurations in one repository, or the Node
+objects of unrelated must-gathers, are not one pool.
 
-Library API (no I/O; parsed objects in, findings out), used by `numaguard lint` through the
-engine's pool pass and meant for any caller that has the pool in hand (an API-server audit):
+Who belongs to a pool (`POOL_CHECK`, a run check: `collect` per input, `judge` once):
+* a kubelet configuration, when the pool's `kubeletConfigs` globs (or `lint --pool NAME=DIR`)
+  name its file, or when the platform object carrying it selects the pool's nodes
+  (`PoolSettings.selected_by`, e.g. a PerformanceProfile's `nodeSelector`); only whole
+  configurations are compared (not an overlay on a base numaguard does not see);
+* a `v1` Node, when it carries every label of the pool's `nodeLabels` (or, for a pool declared
+  by its taint alone, the taint), or when the globs name its file;
+* a NodeResourceTopology, with the Node of the same name in the run, or by its file.
+
+Library API (no I/O; parsed objects in, findings out; everything given is one pool), used by
+`numaguard lint` per declared pool and meant for any caller that has one pool in hand:
 
     from numaguard.lint.rules.pool import KubeletExtract, pool_findings, hardware_from_node_object
 
@@ -38,23 +49,23 @@ from numaguard.lint.k8s import kubelet as k
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import ObjectRef, Path, Severity, Violation
-from numaguard.lint.rules.base import Rule
+from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, RunViolation, Subject
 
 POOL_INCONSISTENT = Rule(
-    id="NG401", name="pool-inconsistent", severity=Severity.ERROR, target="pool",
+    id="NG401", name="pool-inconsistent", severity=Severity.ERROR, target="run",
     title="KubeletConfigurations of one pool differ in a placement-relevant setting",
     rationale="A canary node proves something about the pool only when every node places pods "
               "the same way. A node whose gates, CPU/Memory/Topology Manager policies, options, "
               "scope or reservations differ admits, rejects and pins pods differently, so results "
               "from one node do not carry over. numaguard compares the effective values (defaults "
-              "applied, quantities normalised) of every KubeletConfiguration given together; the "
-              "value most files share is the reference, and each file holding another value is named.",
+              "applied, quantities normalised) of the kubelet configurations of each declared pool; "
+              "the value most files share is the reference, and each file holding another value is named.",
     remediation="Give every node of the pool the same kubelet configuration (one drop-in, one "
                 "template), or split the nodes with a different configuration into their own pool "
                 "with its own labels and taint.")
 
 POOL_HARDWARE = Rule(
-    id="NG404", name="pool-hardware-mismatch", severity=Severity.WARNING, target="pool",
+    id="NG404", name="pool-hardware-mismatch", severity=Severity.WARNING, target="run",
     title="Nodes of one pool have different hardware (sockets, NUMA nodes, CPUs or memory per NUMA node, SMT)",
     rationale="NUMA fit depends on the shape of the machine: a pod that fits one NUMA node of a "
               "32-CPU NUMA node is rejected on a 24-CPU one, and SMT changes what full-pcpus-only "
@@ -64,34 +75,26 @@ POOL_HARDWARE = Rule(
                 "model with node labels), or size pods for the smallest NUMA node of the pool.")
 
 POOL_NOT_LINUX = Rule(
-    id="NG405", name="pool-node-not-linux", severity=Severity.ERROR, target="pool",
+    id="NG405", name="pool-node-not-linux", severity=Severity.ERROR, target="run",
     title="A node of the pool is not Linux",
     rationale="Pod-level resources and the pod-level resource managers are Linux only: a Windows "
               "kubelet rejects pods with pod-level resources (PodLevelResourcesNotSupported).",
     remediation="Keep Windows nodes out of the pool (their own labels and taint).")
 
-RULES = (POOL_INCONSISTENT, POOL_HARDWARE, POOL_NOT_LINUX)
+# A finding of the pool rules (the name library callers know).
+PoolViolation = RunViolation
 
 
 # ------------------------------------------------------------------------------- values
 
 @dataclass(frozen=True)
-class PoolViolation:
-    """A finding of the pool pass: which rule, which source (a file or a node name), the
-    object, and the violation (its path relative to that source's document)."""
-
-    rule: Rule
-    source: str | None
-    violation: Violation
-    ref: ObjectRef | None = None
-    ignores: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
 class KubeletExtract:
-    """What the pool pass needs of one KubeletConfiguration: its source, its effective
+    """What the pool rules need of one kubelet configuration: its source, its effective
     placement settings (`settings`: field path -> normalised value, printable), the raw
-    config (for checkpoint checks), where each field sits, and its suppressions."""
+    config, where each field sits, its suppressions, and (in a lint run) where it came from
+    and the pools it belongs to. `document_paths` maps a setting to the field of the platform
+    object that carries it (None: the configuration is the document; `positions` are then
+    keyed by those fields)."""
 
     source: str
     settings: dict[Path, str]
@@ -99,11 +102,24 @@ class KubeletExtract:
     positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
     ref: ObjectRef | None = None
     ignores: frozenset[str] = frozenset()
+    place: Place | None = None
+    pools: tuple[str, ...] = ()
+    document_paths: dict[Path, Path] | None = None
 
     @classmethod
     def of(cls, source: str, config: dict, *, version: tuple[int, int] = (1, 37), positions=None,
-           ref: ObjectRef | None = None, ignores: frozenset[str] = frozenset()) -> "KubeletExtract":
-        return cls(source, placement_settings(config, version), config, dict(positions or {}), ref, ignores)
+           ref: ObjectRef | None = None, ignores: frozenset[str] = frozenset(), place: Place | None = None,
+           pools: tuple[str, ...] = (), locate_setting=None) -> "KubeletExtract":
+        """`locate_setting(path) -> (document path, (line, column) or None)`: where each setting
+        sits in the platform object carrying the configuration (positions are then keyed by
+        those document paths)."""
+        settings = placement_settings(config, version)
+        paths = None
+        if locate_setting is not None:
+            located = {p: locate_setting(p) for p in settings}
+            paths = {p: where for p, (where, _) in located.items()}
+            positions = {where: at for where, at in located.values() if at is not None}
+        return cls(source, settings, config, dict(positions or {}), ref, ignores, place, pools, paths)
 
 
 @dataclass(frozen=True)
@@ -122,14 +138,16 @@ class NodeHardware:
     memory: int | None = None                         # bytes
     ref: ObjectRef | None = None
     paths: dict[str, Path] = field(default_factory=dict)   # attribute -> where it was read
+    place: Place | None = None                        # in a lint run: where the object was
+    pools: tuple[str, ...] = ()                       # in a lint run: the pools it belongs to
     # A node described by several documents (its Node object and its NodeResourceTopology):
-    # attribute -> (source, ref) of the document it was read from (see merge_hardware).
-    origins: dict[str, tuple[str | None, ObjectRef | None]] = field(default_factory=dict)
+    # attribute -> (source, ref, place) of the document it was read from (see merge_hardware).
+    origins: dict[str, tuple[str | None, ObjectRef | None, Place | None]] = field(default_factory=dict)
 
-    def origin(self, attr: str) -> tuple[str, ObjectRef | None]:
-        """The source and object a finding about `attr` points at."""
-        source, ref = self.origins.get(attr, (self.source, self.ref))
-        return source or self.name, ref
+    def origin(self, attr: str) -> tuple[str, ObjectRef | None, Place | None]:
+        """The source, object and place a finding about `attr` points at."""
+        source, ref, place = self.origins.get(attr, (self.source, self.ref, self.place))
+        return source or self.name, ref, place
 
 
 _ATTRIBUTES = ("os", "sockets", "numa_nodes", "cpus_per_numa", "memory_per_numa", "threads_per_core",
@@ -150,14 +168,14 @@ def merge_hardware(nodes: Iterable[NodeHardware]) -> list[NodeHardware]:
         for attr in _ATTRIBUTES:
             if getattr(kept, attr) is None and getattr(n, attr) is not None:
                 values[attr] = getattr(n, attr)
-                origins[attr] = (n.source, n.ref)
+                origins[attr] = (n.source, n.ref, n.place)
                 if attr in n.paths:
                     paths[attr] = n.paths[attr]
                 else:
                     paths.pop(attr, None)
         for attr in _ATTRIBUTES:
             if attr not in origins and getattr(kept, attr) is not None:
-                origins[attr] = (kept.source, kept.ref)
+                origins[attr] = (kept.source, kept.ref, kept.place)
         merged[n.name] = replace(kept, **values, paths=paths, origins=origins)
     return list(merged.values())
 
@@ -222,9 +240,13 @@ def _dotted(path: Path) -> str:
     return ".".join(str(p) for p in path)
 
 
-def config_findings(configs: Iterable[Any]) -> list[PoolViolation]:
+def _pool_words(pool: str | None) -> str:
+    return "the pool" if pool is None else f"pool {pool}"
+
+
+def config_findings(configs: Iterable[Any], pool: str | None = None) -> list[PoolViolation]:
     """NG401 over KubeletExtracts (or (source, dict) pairs): one finding per file and field
-    that differs from the pool's majority."""
+    that differs from the pool's majority. `pool` names the pool in messages (None: "the pool")."""
     extracts = [_extract(c) for c in configs]
     if len(extracts) < 2:
         return []
@@ -246,15 +268,16 @@ def config_findings(configs: Iterable[Any]) -> list[PoolViolation]:
                 continue
             for e in members:
                 if tie:
-                    message = (f"{_dotted(path)} differs across the pool with no majority: {summary}. "
-                               f"This one has {value}")
+                    message = (f"{_dotted(path)} differs across {_pool_words(pool)} with no majority: "
+                               f"{summary}. This one has {value}")
                 else:
                     others = groups[reference]
                     message = (f"{_dotted(path)} is {value} here but {reference} in {len(others)} of "
-                               f"{len(extracts)} configurations of the pool ({_names([m.source for m in others])})")
-                out.append(PoolViolation(POOL_INCONSISTENT, e.source,
-                                         Violation(path=_present_path(e, path), message=message),
-                                         e.ref, e.ignores))
+                               f"{len(extracts)} configurations of {_pool_words(pool)} "
+                               f"({_names([m.source for m in others])})")
+                where = e.document_paths[path] if e.document_paths is not None else _present_path(e, path)
+                out.append(PoolViolation(POOL_INCONSISTENT, e.source, Violation(path=where, message=message),
+                                         e.ref, e.ignores, e.place))
     return out
 
 
@@ -304,17 +327,19 @@ def _same(attr: str, a: Any, b: Any) -> bool:
         for x, y in zip(left, right))
 
 
-def hardware_findings(nodes: Iterable[NodeHardware]) -> list[PoolViolation]:
+def hardware_findings(nodes: Iterable[NodeHardware], pool: str | None = None) -> list[PoolViolation]:
     """NG405 for every node that is not Linux; NG404 for every node whose hardware differs
-    from the pool's majority in some attribute (compared among the nodes where it is known)."""
+    from the pool's majority in some attribute (compared among the nodes where it is known).
+    `pool` names the pool in messages (None: "the pool")."""
     nodes = merge_hardware(nodes)
     out: list[PoolViolation] = []
     for n in nodes:
         if n.os is not None and n.os.lower() != "linux":
-            source, ref = n.origin("os")
+            source, ref, place = n.origin("os")
             out.append(PoolViolation(POOL_NOT_LINUX, source, Violation(
                 path=n.paths.get("os", ()), message=f"node {n.name} runs {n.os}, not Linux: pod-level resources "
-                                                    "and the pod-level resource managers are Linux only"), ref))
+                                                    "and the pod-level resource managers are Linux only"), ref,
+                place=place))
     for attr, label in _HARDWARE_FIELDS:
         known = [n for n in nodes if getattr(n, attr) is not None]
         if len(known) < 2:
@@ -338,22 +363,94 @@ def hardware_findings(nodes: Iterable[NodeHardware]) -> list[PoolViolation]:
             for n in members:
                 if tie:
                     summary = "; ".join(f"{_show(attr, v)} on {_names([m.name for m in ms])}" for v, ms in groups)
-                    message = f"{label} differ across the pool with no majority: {summary}"
+                    message = f"{label} differ across {_pool_words(pool)} with no majority: {summary}"
                 else:
                     others = reference[1]
                     message = (f"node {n.name} has {_show(attr, value)} {label}, but {len(others)} of "
-                               f"{len(known)} nodes of the pool have {_show(attr, reference[0])} "
+                               f"{len(known)} nodes of {_pool_words(pool)} have {_show(attr, reference[0])} "
                                f"({_names([m.name for m in others])})")
-                source, ref = n.origin(attr)
+                source, ref, place = n.origin(attr)
                 out.append(PoolViolation(POOL_HARDWARE, source,
-                                         Violation(path=n.paths.get(attr, ()), message=message), ref))
+                                         Violation(path=n.paths.get(attr, ()), message=message), ref,
+                                         place=place))
     return out
 
 
-def pool_findings(configs: Iterable[Any], nodes: Iterable[NodeHardware] = ()) -> list[PoolViolation]:
-    """Every pool-level finding: NG401 over the kubelet configurations, NG404/NG405 over the
-    nodes. `configs` holds KubeletExtracts or (source, config dict) pairs."""
-    return config_findings(configs) + hardware_findings(nodes)
+def pool_findings(configs: Iterable[Any], nodes: Iterable[NodeHardware] = (),
+                  pool: str | None = None) -> list[PoolViolation]:
+    """Every finding about one pool: NG401 over its kubelet configurations, NG404/NG405 over
+    its nodes. `configs` holds KubeletExtracts or (source, config dict) pairs."""
+    return config_findings(configs, pool) + hardware_findings(nodes, pool)
+
+
+# ------------------------------------------------------------------------------- the run check
+
+def _collect(subject: Subject, ctx: LintContext) -> KubeletExtract | NodeHardware | None:
+    """A pool member's extract: a whole kubelet configuration of some pool, or (when pools
+    are declared) every Node and NodeResourceTopology, whose pools are settled at the end."""
+    if subject.kind == "kubelet":
+        if not subject.pools or not subject.whole:
+            return None
+        extract = KubeletExtract.of(subject.label, subject.data, version=ctx.kubernetes_version,
+                                    positions=None if subject.locate_setting else subject.place().positions,
+                                    ref=subject.ref, ignores=subject.ignores, pools=subject.pools,
+                                    locate_setting=subject.locate_setting)
+        return replace(extract, place=Place(subject.file, subject.line, subject.prefix, extract.positions))
+    if subject.kind != "document" or not ctx.pools or not isinstance(subject.data, dict):
+        return None
+    data = subject.data
+    kind, api = data.get("kind"), str(data.get("apiVersion") or "")
+    if kind == "Node" and api == "v1":
+        hardware = hardware_from_node_object(data, subject.label)
+        meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
+        taints = spec.get("taints") if isinstance(spec.get("taints"), list) else ()
+        pools = subject.pools + tuple(p.pool.name for p in ctx.pools if p.pool.name not in subject.pools
+                                      and p.pool.has_node(meta.get("labels"), taints))
+    elif kind == "NodeResourceTopology" and api.startswith("topology.node.k8s.io/"):
+        hardware, pools = hardware_from_nrt(data, subject.label), subject.pools
+    else:
+        return None
+    return replace(hardware, place=subject.place(), pools=pools)
+
+
+def _judge(extracts: list, ctx: LintContext) -> list[PoolViolation]:
+    """NG401, NG404 and NG405 within each declared pool, in the config's order."""
+    kubelets = [e for e in extracts if isinstance(e, KubeletExtract)]
+    nodes = [e for e in extracts if isinstance(e, NodeHardware)]
+    # A NodeResourceTopology belongs where the Node of the same name does.
+    node_pools = {n.name: n.pools for n in nodes if n.ref is not None and n.ref.kind == "Node"}
+    nodes = [n if n.pools or (n.ref is not None and n.ref.kind == "Node") else
+             replace(n, pools=node_pools.get(n.name, ())) for n in nodes]
+    kubelets = _named_apart(kubelets, nodes)
+    named = len(ctx.pools) > 1
+    out: list[PoolViolation] = []
+    for pool in ctx.pools:
+        name = pool.pool.name
+        out += pool_findings([e for e in kubelets if name in e.pools], [n for n in nodes if name in n.pools],
+                             name if named else None)
+    return out
+
+
+def _named_apart(kubelets: list[KubeletExtract], nodes: list[NodeHardware]) -> list[KubeletExtract]:
+    """A file holding several of the pools' documents: each is named by file and line (the
+    first one was named by its file alone while the file was being read)."""
+    files = Counter(e.place.file for e in [*kubelets, *nodes] if e.place is not None)
+    out = []
+    for e in kubelets:
+        place = e.place
+        if place is not None and e.source == place.file and files[place.file] > 1 and place.line:
+            e = replace(e, source=f"{place.file}:{place.line}")
+        out.append(e)
+    return out
+
+
+# The rules above are judged by this one check (one collection, one judgement for all three).
+POOL_CHECK = RunCheck("pool", _collect, _judge)
+POOL_INCONSISTENT = replace(POOL_INCONSISTENT, run=POOL_CHECK)
+POOL_HARDWARE = replace(POOL_HARDWARE, run=POOL_CHECK)
+POOL_NOT_LINUX = replace(POOL_NOT_LINUX, run=POOL_CHECK)
+RULES = (POOL_INCONSISTENT, POOL_HARDWARE, POOL_NOT_LINUX)
 
 
 # ------------------------------------------------------------------------------- hardware readers

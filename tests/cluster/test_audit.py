@@ -45,8 +45,8 @@ def test_audit_pool_json_pages_and_unreachable_node(apiserver):
     found = sorted((f["file"], f["rule"]) for f in report["findings"])
     assert [f for f in found if f[1] in ("NG410", "NG411")] == [
         ("pod/trading/analytics-6d5f8b7c9d-b7n4m", "NG410"), ("pod/trading/analytics-6d5f8b7c9d-x2x7q", "NG410")]
-    # the canary's configuration against the not-yet-migrated one: the engine's pool pass
-    # (NG401) names both nodes on each of the 9 settings that differ
+    # the canary's configuration against the not-yet-migrated one, both of the pool: NG401
+    # names both nodes on each of the 9 settings that differ
     assert [r for f, r in found if f == "node/numa-node-2"] == ["NG202", "NG203", "NG204", "NG205", "NG206"] + ["NG401"] * 9
     assert [r for f, r in found if f == "node/numa-node-1"] == ["NG401"] * 9
     assert any(f["message"].startswith("topologyManagerPolicy differs across the pool with no majority: "

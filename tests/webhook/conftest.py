@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from .reviews import NAMESPACE, SERVICE, SERVICE_DNS
+from .reviews import NAMESPACE, POOL_CONFIG, SERVICE, SERVICE_DNS
 
 NUMAGUARD = [sys.executable, "-m", "numaguard"]
 CONFIG = """\
 apiVersion: numaguard.io/v1alpha1
 kind: Config
+""" + POOL_CONFIG + """\
 node: builtin:dual-socket-ht
 webhook:
   mode: enforce

@@ -34,9 +34,20 @@ def managed_fields(manager: str = "kubectl-client-side-apply") -> list[dict]:
              "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:app": {}}}, "f:spec": {}}}]
 
 
+# The managed pool the test servers declare (conftest.CONFIG): pods target it by its label
+# and tolerate its taint, as the deploy/ config expects.
+POOL_LABEL = "node.example.com/pool"
+POOL_CONFIG = """\
+pool:
+  nodeLabels: {node.example.com/pool: numa}
+  taint: {key: node.example.com/pool, value: numa, effect: NoSchedule}
+"""
+
+
 def managed_pod(cpu: str = "8", image: str = "registry.example/matcher:1.4", namespace: str = "default") -> dict:
-    """A realistic managed pod: pod-level resources, an exclusive app container, a sidecar and
-    a log shipper sharing the pod's pool."""
+    """A realistic managed pod: it targets the managed pool (nodeSelector and toleration),
+    pod-level resources, an exclusive app container, a sidecar and a log shipper sharing the
+    pod's pool."""
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "order-matcher", "namespace": namespace, "uid": str(uuid.uuid4()),
@@ -54,6 +65,8 @@ def managed_pod(cpu: str = "8", image: str = "registry.example/matcher:1.4", nam
             ],
             "restartPolicy": "Always", "dnsPolicy": "ClusterFirst", "schedulerName": "default-scheduler",
             "terminationGracePeriodSeconds": 30,
+            "nodeSelector": {POOL_LABEL: "numa"},
+            "tolerations": [{"key": POOL_LABEL, "operator": "Equal", "value": "numa", "effect": "NoSchedule"}],
         },
         "status": {},
     }

@@ -10,11 +10,12 @@ from numaguard.lint.model import Finding, Severity
 from numaguard.webhook import create_app
 from numaguard.webhook.decide import Policy, format_warnings
 from numaguard.webhook.settings import WebhookSettings
-from .reviews import burstable_pod, managed_pod, review
+from .reviews import POOL_CONFIG, burstable_pod, managed_pod, review
 
 
 def _app(mode: str, log: io.StringIO):
-    policy = Policy(config_from_dict({"webhook": {"mode": mode}}))
+    import yaml
+    policy = Policy(config_from_dict({**yaml.safe_load(POOL_CONFIG), "webhook": {"mode": mode}}))
     return create_app(WebhookSettings(policy=policy, access_log=log)).test_client()
 
 

@@ -4,9 +4,9 @@ error rules as cel-go does), must let through every object the engine would give
 they never error; the output is valid Kubernetes 1.37 and is what deploy/webhook ships."""
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
-from types import SimpleNamespace
 
 import kubernetes_validate
 import pytest
@@ -15,12 +15,11 @@ from cel_expr_python import cel
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS
-from numaguard.lint.config import config_from_dict
+from numaguard.lint.config import config_from_dict, load_config_file
 from numaguard.lint.engine import lint_documents
-from numaguard.lint.model import PoolSettings
 from numaguard.webhook.cache import judged_view
 from numaguard.webhook.decide import JUDGED
-from numaguard.webhook.manifests import (CONFIGMAP_FILE, RESOURCES, VWC_FILE, cel_string, match_conditions,
+from numaguard.webhook.manifests import (CONFIGMAP_FILE, RESOURCES, VWC_FILE, _Targets, cel_string, match_conditions,
                                          validating_webhook_configuration, webhook_rules)
 from .conftest import NUMAGUARD
 from .judged_objects import ROOT, judged_objects
@@ -37,6 +36,12 @@ CONFIGS = {
 ENV = cel.NewEnv(variables={"object": cel.Type.DYN, "request": cel.Type.DYN})
 
 
+@functools.lru_cache(maxsize=1024)
+def _compiled(expression: str):
+    """Each condition compiled once (the API server compiles them once per configuration)."""
+    return ENV.compile(expression)
+
+
 def evaluate(conditions: list[dict], obj: dict, operation: str = "CREATE") -> bool:
     """All conditions true (the API server then calls the webhook); an error fails the test."""
     group, _, version = obj["apiVersion"].rpartition("/")
@@ -44,7 +49,7 @@ def evaluate(conditions: list[dict], obj: dict, operation: str = "CREATE") -> bo
                "userInfo": {"username": "admin"}, "namespace": "default", "name": "x"}
     results = []
     for condition in conditions:
-        value = ENV.compile(condition["expression"]).eval(data={"object": obj, "request": request})
+        value = _compiled(condition["expression"]).eval(data={"object": obj, "request": request})
         assert value.type() == cel.Type.BOOL, f"{condition['name']}: {value.plain_value()}"
         results.append(value.plain_value())
     return all(results)
@@ -68,21 +73,60 @@ def test_every_object_the_engine_judges_reaches_the_webhook(name):
     assert [where for where, obj in objects if not evaluate(conditions, obj)]
 
 
-def test_with_two_pools_an_object_either_pool_judges_reaches_the_webhook():
-    """`pools:` (issue 13 §2) gives a list; the conditions take it as they take `pool:`."""
-    first = PoolSettings(node_labels={"node.example.com/pool": "cpu"})
-    second = PoolSettings(taint={"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"})
-    both = SimpleNamespace(scope_all=False, pools=(first, second), pod_carriers=BUILTIN_CARRIERS)
-    conditions = match_conditions(both)
-    singles = [config_from_dict({"pool": {"nodeLabels": dict(first.node_labels)}}),
-               config_from_dict({"pool": {"taint": dict(second.taint)}})]
+THREE_POOLS = """\
+pools:
+  - name: cpu
+    nodeLabels: {node.example.com/pool: cpu}
+  - name: gpu
+    taint: {key: gpu.example.com/dedicated, value: "true", effect: NoSchedule}
+  - name: edge
+    nodeLabels: {node.example.com/zone: far, node.example.com/tier: edge}
+    taint: {key: edge.example.com/only, effect: NoSchedule}
+  - name: edge-copy
+    nodeLabels: {node.example.com/tier: edge, node.example.com/zone: far}
+    taint: {key: edge.example.com/only, effect: PreferNoSchedule}
+"""
+
+
+def test_named_pools_give_one_test_per_pool_or_ed():
+    """`pools:` (issue 13 §2): a pod spec is sent when it may target any pool; each pool is
+    one test (its labels by nodeSelector or required affinity, its taint by toleration), and
+    two pools recognised alike are tested once."""
+    config = config_from_dict(yaml.safe_load(THREE_POOLS))
+    tests = _Targets.of(config.pools).in_spec("s")
+    assert len(tests) == 3
+    assert tests[1] == ('has(s.tolerations) && type(s.tolerations) == list && s.tolerations.exists(t, type(t) == map '
+                        '&& has(t.key) && t.key == "gpu.example.com/dedicated")')
+    assert tests[0].startswith('(\n  (has(s.nodeSelector) && type(s.nodeSelector) == map && ("node.example.com/pool" '
+                               'in s.nodeSelector && s.nodeSelector["node.example.com/pool"] == "cpu")) ||\n')
+    assert tests[2].count("edge.example.com/only") == 1 and 'e.key in ["node.example.com/tier", ' \
+        '"node.example.com/zone"]' in tests[2]
+    conditions = match_conditions(config)
+    required = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "node.example.com/zone", "operator": "In", "values": ["far"]}]}]}}
+    for pod, sent in ((_pod(nodeSelector={"node.example.com/pool": "cpu"}), True),
+                      (_pod(tolerations=[{"key": "gpu.example.com/dedicated", "operator": "Exists"}]), True),
+                      (_pod(affinity={"nodeAffinity": required}), True),
+                      (_pod(nodeSelector={"node.example.com/tier": "edge"}), True),
+                      (_pod(tolerations=[{"key": "edge.example.com/only", "operator": "Exists"}]), True),
+                      (_pod(nodeSelector={"node.example.com/pool": "gpu"}), False),
+                      (_pod(tolerations=[{"key": "node.example.com/pool", "operator": "Exists"}]), False),
+                      (_pod(), False)):
+        assert evaluate(conditions, pod) is sent, pod["spec"]
+        assert finds_anything(pod, config) is sent, pod["spec"]
     for where, obj in judged_objects():
-        if any(finds_anything(obj, config) for config in singles):
+        if finds_anything(obj, config):
             assert evaluate(conditions, obj), where
-    gpu_pod = _pod(tolerations=[{"key": "gpu.example.com/dedicated", "operator": "Exists"}])
-    cpu_pod = _pod(nodeSelector={"node.example.com/pool": "cpu"})
-    assert evaluate(conditions, gpu_pod) and evaluate(conditions, cpu_pod)
-    assert not evaluate(conditions, _pod(nodeSelector={"node.example.com/pool": "gpu"}))
+
+
+def test_the_examples_two_pools_send_every_object_the_engine_judges():
+    config = load_config_file(str(ROOT / "deploy" / "examples" / ".numaguard.yaml"))
+    assert [pool.name for pool in config.pools] == ["numa", "edge"]
+    conditions = match_conditions(config)
+    missed = [where for where, obj in judged_objects() if finds_anything(obj, config) and not evaluate(conditions, obj)]
+    assert missed == []
+    edge = _pod(nodeSelector={"node.example.com/pool": "edge"})
+    assert evaluate(conditions, edge) and finds_anything(edge, config)
 
 
 def _pod(annotations=None, **spec) -> dict:

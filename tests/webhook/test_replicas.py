@@ -8,7 +8,12 @@ import uuid
 
 import pytest
 
-from .reviews import burstable_pod, deployment, managed_pod, replica_pod, review
+import yaml
+
+from numaguard.lint.config import config_from_dict
+from numaguard.webhook.decide import Policy, decide
+from numaguard.webhook.review import parse_review
+from .reviews import POOL_CONFIG, burstable_pod, deployment, managed_pod, replica_pod, review
 from .test_lifecycle import _metric
 
 CONTROLLERS = "system:serviceaccount:kube-system:"
@@ -97,8 +102,11 @@ def test_a_clean_replica_has_no_findings_annotation(server):
     # a workload controller's own account, but the owner is not the kind it manages
     (CONTROLLERS + "statefulset-controller", replica_pod(burstable_pod())),
     (CONTROLLERS + "replicaset-controller", _owned(burstable_pod(), "apps/v1", "StatefulSet")),
-    # the kind, but another API group (a CRD named ReplicaSet)
+    # the kind, but another API group (a CRD named ReplicaSet; a Volcano Job and a Kruise
+    # DaemonSet, whose own controllers run elsewhere, are no built-in controller's)
     (CONTROLLERS + "replicaset-controller", _owned(burstable_pod(), "example.com/v1", "ReplicaSet")),
+    (CONTROLLERS + "job-controller", _owned(burstable_pod(), "batch.volcano.sh/v1alpha1", "Job")),
+    (CONTROLLERS + "daemon-set-controller", _owned(burstable_pod(), "apps.kruise.io/v1alpha1", "DaemonSet")),
     # another controller of kube-system, and another namespace's account with the controller's name
     (CONTROLLERS + "generic-garbage-collector", replica_pod(burstable_pod())),
     ("system:serviceaccount:default:replicaset-controller", replica_pod(burstable_pod())),
@@ -124,3 +132,35 @@ def test_an_owner_reference_that_is_not_the_controller_does_not_make_a_replica(s
     pod["metadata"]["ownerReferences"][0]["controller"] = False
     resp = server.validate(_by(review(pod), CONTROLLERS + "replicaset-controller"))["response"]
     assert resp["allowed"] is False
+
+
+@pytest.mark.parametrize("owners", ["ReplicaSet", ["apps/v1 ReplicaSet", None, 7, []],
+                                    [{"apiVersion": 1, "kind": "ReplicaSet", "name": "r", "controller": True}],
+                                    [{"apiVersion": "apps/v1", "kind": None, "name": "r", "controller": True}]])
+def test_owner_references_that_are_not_mappings_of_strings_name_no_owner(server, owners):
+    pod = burstable_pod()
+    pod["metadata"]["ownerReferences"] = owners
+    for user in ("admin", CONTROLLERS + "replicaset-controller"):
+        resp = server.validate(_by(review(pod), user))["response"]
+        assert (resp["allowed"], resp["status"]["code"]) == (False, 403) and "auditAnnotations" not in resp
+        assert resp["status"]["message"].split("\n")[1].startswith("NG103 spec.resources: pod QoS is Burstable")
+    assert "errorId" not in server.access_log()[-1]
+
+
+@pytest.mark.parametrize("owner_api, owner_kind, quiet", [
+    ("apps.kruise.io/v1alpha1", "DaemonSet", True),       # a judged workload CRD: its controller's pods
+    ("batch.volcano.sh/v1alpha1", "Job", True),
+    ("apps/v1", "ReplicaSet", True),
+    ("example.com/v1", "ReplicaSet", False),              # a kind not judged in that group
+    ("batch.volcano.sh/v1beta1", "Queue", False),        # a Volcano kind that carries no pod template
+    ("v1", "Pod", False),
+])
+def test_pods_of_a_judged_controller_get_no_warnings_matched_by_group_and_kind(owner_api, owner_kind, quiet):
+    """In warn mode a pod's errors are warnings, except for a pod a judged controller created
+    (they would reach only that controller's log), whoever the writer."""
+    policy = Policy(config_from_dict({**yaml.safe_load(POOL_CONFIG), "webhook": {"mode": "warn"}}))
+    decision = decide(parse_review(review(_owned(burstable_pod(), owner_api, owner_kind))), policy)
+    assert (decision.allowed, decision.rule_ids) == (True, ["NG103"])
+    assert (decision.warnings == []) is quiet
+    if not quiet:
+        assert decision.warnings[0].startswith("NG103 spec.resources: pod QoS is Burstable")
