@@ -39,6 +39,35 @@ def test_the_judged_view_keeps_only_what_the_engine_reads():
         "metadata": {"annotations": ["a"]}, "spec": {"metadata": "x"}}
 
 
+def test_the_judged_view_walks_the_carrier_table_s_wildcards():
+    """A config carrier with a map wildcard and a list wildcard, and a JobSet (a Job template
+    between it and its pods): every mapping on the way keeps only numaguard's annotations."""
+    config = config_from_dict({"podTemplates": [{"group": "ml.example.com", "kind": "Trainer",
+                                                 "paths": ["spec.roles?.*.template", "spec.workers[*].template"]}]})
+    big = {"example.com/blob": "b" * 10_000}
+    mine = {"numaguard.io/scope": "managed"}
+
+    def template(annotations: dict) -> dict:
+        return {"metadata": {"name": "t", "labels": {"a": "b"}, "annotations": annotations}, "spec": {"containers": []}}
+
+    trainer = {"apiVersion": "ml.example.com/v3", "kind": "Trainer", "metadata": {"name": "x", "annotations": big},
+               "spec": {"roles": {"ps": {"metadata": big, "template": template({**big, **mine})}},
+                        "workers": [{"template": template(big)}, "odd"]}, "status": {"phase": "Running"}}
+    assert judged_view(trainer, config.pod_carriers) == {
+        "apiVersion": "ml.example.com/v3", "kind": "Trainer", "metadata": {},
+        "spec": {"roles": {"ps": {"metadata": {}, "template": {"metadata": {"annotations": mine},
+                                                               "spec": {"containers": []}}}},
+                 "workers": [{"template": {"metadata": {}, "spec": {"containers": []}}}, "odd"]}}
+    # A kind the table does not hold keeps only its own metadata reduced.
+    assert judged_view(trainer, BUILTIN_CARRIERS)["spec"] is trainer["spec"]
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "j"},
+              "spec": {"replicatedJobs": [{"name": "w", "template": {"metadata": {"annotations": {**big, **mine}},
+                                                                     "spec": {"template": template(big)}}}]}}
+    assert judged_view(jobset, BUILTIN_CARRIERS)["spec"]["replicatedJobs"] == [
+        {"name": "w", "template": {"metadata": {"annotations": mine},
+                                   "spec": {"template": {"metadata": {}, "spec": {"containers": []}}}}}]
+
+
 def _comparable(findings: list[Finding]) -> list[tuple]:
     return [(f.rule, f.severity, f.path, f.container, f.message, f.remediation, f.suppressed) for f in findings]
 
