@@ -27,7 +27,8 @@ SECTION = "## A canary rollout with numaguard"
 # purpose, audit exits 3 on the recorded pool (numa-node-3's kubelet never answers: an
 # incomplete audit, its reports still written), promtool's tests pass
 EXPECTED = {"numaguard lint": 1, "numaguard simulate": 1, "numaguard webhook certs": 0,
-            "numaguard node inspect": 0, "numaguard audit": 3, "promtool test rules": 0}
+            "numaguard node inspect --root /host --processes": 0, "numaguard node inspect": 0, "numaguard audit": 3,
+            "promtool test rules": 0}
 NOT_RUN = ("kubectl ",)
 
 
@@ -41,7 +42,7 @@ def walkthrough_commands() -> list[str]:
 
 def test_every_command_is_classified():
     commands = walkthrough_commands()
-    assert len(commands) == 9
+    assert len(commands) == 10
     for command in commands:
         assert command.startswith(NOT_RUN) or any(command.startswith(p) for p in EXPECTED), command
 
@@ -78,11 +79,43 @@ def host_root():
         shutil.rmtree(top)
 
 
+@pytest.fixture
+def pinned_host_root():
+    """`node inspect --root /host --processes`: /host is a node whose pod's processes are real
+    children of the test, pinned as the kubelet pinned them (tests/node_processes_fixture.py):
+    shop/db-0's db on its exclusive CPU, its log shipper in the shared pool."""
+    import tempfile
+
+    from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod
+
+    if len(REAL_CPUS) < 2:
+        pytest.skip("the pinned pod needs two CPUs this process may use")
+    host = Path("/host")
+    if host.exists() or host.is_symlink():
+        pytest.fail("/host exists on this machine; the walk-through's node inspect step needs it free")
+    first, last = REAL_CPUS[0], REAL_CPUS[-1]
+    pod = Pod("shop", "db-0", [
+        Container("db", exclusive=[last], memory_numa=[0], effective=str(last),
+                  child=Child(cpus=[last], mib=32, comm="postgres", threads=[{"name": "wal-writer", "burn": 0.5}])),
+        Container("log-shipper", effective=str(first), child=Child(cpus=[first], comm="fluent-bit"))])
+    top = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
+    node = HostNode(top, [pod]).write()
+    try:
+        node.start().serve()
+        host.symlink_to(node.root)
+        yield host
+    finally:
+        if host.is_symlink():
+            host.unlink()
+        node.stop()
+        shutil.rmtree(top)
+
+
 @pytest.mark.parametrize("command", [c for c in walkthrough_commands() if not c.startswith(NOT_RUN)])
 def test_walkthrough_command_runs(command, workdir, tmp_path, request):
     expected = next(code for prefix, code in EXPECTED.items() if command.startswith(prefix))
     if command.startswith("numaguard node inspect"):
-        request.getfixturevalue("host_root")
+        request.getfixturevalue("pinned_host_root" if "--processes" in command else "host_root")
     if command.startswith("promtool "):
         tool("promtool")              # a clear failure when it is missing, not bash's 127
     with RecordedApiServer(pool_scenario(), tmp_path / "apiserver") as server:
@@ -97,7 +130,10 @@ def test_walkthrough_command_runs(command, workdir, tmp_path, request):
         assert (workdir / "pool.html").read_text().count('class="numa-map"') == 3
         assert "kind: PolicyReport" in (workdir / "policyreports.yaml").read_text()
         assert "NG410" in run.stdout and "node/numa-node-1:" in run.stdout
-    if command.startswith("numaguard node inspect"):
+    if command.startswith("numaguard node inspect") and "--processes" in command:
+        assert "      threads:           agrees: 2 thread(s) in 1 process(es)" in run.stdout
+        assert run.stdout.splitlines()[-1] == "2 container(s): 2 agree, 0 differ, 0 unchecked; 0 finding(s)"
+    elif command.startswith("numaguard node inspect"):
         assert "db-0 db: cpus 2-3,10-11 (NUMA 0)" in run.stdout
     if command.startswith("numaguard webhook certs"):
         assert (workdir / "deploy" / "webhook" / "certs" / "tls.crt").exists()

@@ -253,7 +253,7 @@ def test_rules_listing_formats():
     assert text.returncode == 0 and "NG103  pod-not-guaranteed  [error]" in text.stdout
     as_json = json.loads(run_cli("rules", "--format", "json").stdout)
     assert set(as_json[0]) == {"id", "name", "severity", "title", "rationale", "remediation", "target",
-                               "needsNode"}
+                               "needsNode", "fix"}
     from numaguard.lint.rules.registry import all_rules
     assert [(r["id"], r["severity"]) for r in as_json] == [(r.id, r.severity.value) for r in all_rules()]
     assert "| NG208 |" in run_cli("rules", "--format", "markdown").stdout

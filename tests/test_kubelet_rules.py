@@ -227,7 +227,8 @@ def test_memory_reservation_numbers():
     assert k.memory_reservation(percent).approximate
     exact = k.memory_reservation(percent, capacity=100 * GI)
     assert not exact.approximate
-    assert exact.required["memory"] == Decimal(GI + 768 * MI + GI)
+    # 1% is float32 0.0099999998 to the kubelet: 1,073,741,800 bytes of 100Gi, not 1Gi
+    assert exact.required["memory"] == Decimal(GI + 768 * MI + 1_073_741_800)
 
 
 # --- NG002 -------------------------------------------------------------------------------------
@@ -485,11 +486,51 @@ def test_ng208_percentage_without_node_is_approximate(dual_socket):
     kc = config(evictionHard={"memory.available": "1%"})
     [v] = run(rules.reserved_memory_mismatch, kc)
     assert v.severity == Severity.WARNING and "approximate" in v.message
-    # 1% of the node's 256Gi is 2621.44Mi -> the kubelet rounds up
+    # 1% of the node's 256Gi: float32(1)/100 times 274,877,906,944, truncated (not 2,748,779,070)
     [v] = run(rules.reserved_memory_mismatch, kc, node=dual_socket)
     assert v.severity is None and 'of type "memory" is not equal' in v.message
-    required = Decimal(GI + 768 * MI) + Decimal(-(-256 * GI // 100))
+    required = Decimal(GI + 768 * MI) + Decimal(2_748_779_008)
     assert k.memory_reservation(kc, k.node_memory_capacity(dual_socket)).required["memory"] == required
+
+
+@pytest.mark.parametrize("text, share, on_256gi", [
+    ("1%", "0.00999999977648258209228515625", 2_748_779_008),
+    ("5%", "0.0500000007450580596923828125", 13_743_895_552),    # above the exact 13,743,895,347.2
+    ("7.3%", "0.07299999892711639404296875", 20_066_086_912),
+    ("100.0%", "1", 256 * GI),                                   # only "100%" itself is ignored
+    ("5%%", "0.0500000007450580596923828125", 13_743_895_552),   # TrimRight takes every "%"
+    ("1e-50%", "0", 0),                                          # below float32: zero
+    ("100%", None, 0),                                           # ignored: no threshold at all
+    ("0%", None, 0),
+])
+def test_eviction_percentages_are_the_kubelets_float32_shares(text, share, on_256gi):
+    """pkg/kubelet/eviction/helpers.go parsePercentage (ParseFloat(s, 32), then / 100 in float32)
+    and api/types.go GetThresholdQuantity (float64 product, truncated)."""
+    amount, fraction = k.parse_eviction_value(text)
+    assert (amount, fraction) == (Decimal(0), None if share is None else Decimal(share))
+    assert k.EvictionAmount(text, "evictionHard", amount, fraction).resolve(256 * GI) == Decimal(on_256gi)
+
+
+def test_an_eviction_share_of_a_capacity_is_truncated_not_rounded_up():
+    amount, fraction = k.parse_eviction_value("1%")
+    # 0.0099999998 x 1,000 bytes = 9.9999998: int64() truncates it to 9
+    assert k.EvictionAmount("1%", "evictionHard", amount, fraction).resolve(1000) == Decimal(9)
+
+
+@pytest.mark.parametrize("text, error", [
+    ("1_0%", "'1_0%' is not a percentage"),          # ParseFloat takes no underscores here
+    ("%", "'%' is not a percentage"),
+    ("NaN%", "'NaN%' is not a percentage"),
+    ("1e39%", "'1e39%' is not a percentage (out of range)"),
+    ("100.001%", "eviction percentage threshold 100.001% must be >= 0% and <= 100%"),
+    ("-0.5%", "eviction percentage threshold -0.5% must be >= 0% and <= 100%"),
+    ("0", "eviction threshold 0 must be positive"),
+    ("0Mi", "eviction threshold 0Mi must be positive"),
+])
+def test_eviction_percentages_the_kubelet_refuses(text, error):
+    with pytest.raises(ValueError) as e:
+        k.parse_eviction_value(text)
+    assert str(e.value) == error
 
 
 def test_ng208_percentage_lower_bound_is_an_error_without_node():
@@ -700,3 +741,17 @@ def test_rules_tolerate_documents_that_fail_the_schema(kc, dual_socket):
             for node in (None, dual_socket):
                 for v in run(rule, kc, version, node):
                     assert isinstance(v.message, str) and v.message
+
+
+def test_ng002_names_the_eviction_thresholds_the_kubelet_refuses():
+    found = _ng002(config(evictionHard={"memory.available": "0", "nodefs.available": "101%",
+                                        "imagefs.available": "ten%", "nodefs.inodesFree": "100%"}))
+    assert found == [
+        (("evictionHard", "memory.available"),
+         "evictionHard.memory.available: eviction threshold 0 must be positive: the kubelet refuses to start"),
+        (("evictionHard", "nodefs.available"),
+         "evictionHard.nodefs.available: eviction percentage threshold 101% must be >= 0% and <= 100%: "
+         "the kubelet refuses to start"),
+        (("evictionHard", "imagefs.available"),
+         "evictionHard.imagefs.available: 'ten%' is neither a quantity (\"100Mi\") nor a percentage (\"5%\")"),
+    ]

@@ -181,7 +181,7 @@ def test_everything_agrees(node_root):
     ]
     assert [c["memoryCheckpoint"] for c in report["containers"]] == ["agrees"] * 5
     assert report["findings"] == []
-    assert report["summary"] == {"containers": 5, "agree": 5, "differ": 0, "unchecked": 0, "findings": 0,
+    assert report["summary"] == {"containers": 5, "agree": 5, "differ": 0, "warn": 0, "unchecked": 0, "findings": 0,
                                  "complete": True, "notRead": [], "exitCode": 0,
                                  "line": "5 container(s): 5 agree, 0 differ, 0 unchecked; 0 finding(s)"}
 
@@ -514,9 +514,12 @@ def test_daemonset_mounts_what_inspect_reads_read_only():
     docs = list(yaml.safe_load_all(path.read_text()))
     pod = docs[1]["spec"]["template"]["spec"]
     container = pod["containers"][0]
-    assert "numaguard node inspect --root /host --format json" in container["args"][0]
+    assert "numaguard node inspect --root /host --processes --format json" in container["args"][0]
+    assert pod["hostPID"] is True                  # cgroup.procs in the host's PID namespace
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["SYS_PTRACE"]}
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    assert sorted(mounts) == ["/host/sys", "/host/var/lib/kubelet", "/host/var/log/pods"]
+    assert sorted(mounts) == ["/host/proc", "/host/sys", "/host/sys/fs/cgroup", "/host/var/lib/kubelet",
+                              "/host/var/log/containers", "/host/var/log/pods"]
     assert all(m["readOnly"] is True for m in mounts.values())
     host_paths = {v["name"]: v["hostPath"] for v in pod["volumes"]}
     assert {"/host" + host_paths[m["name"]]["path"] for m in mounts.values()} == set(mounts)

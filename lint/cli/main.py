@@ -237,6 +237,55 @@ def _node_without_kubelet_config(path: str):
 
 
 @main.command()
+@click.argument("paths", nargs=-1)
+@click.option("--diff", is_flag=True, help="Print the changes as a unified diff; write nothing.")
+@click.option("--write", is_flag=True, help="Write the changes into the files.")
+@click.option("--pool", "pool_dirs", multiple=True, metavar="[NAME=]DIR",
+              help="A directory of one node pool's KubeletConfigurations, fixed as that pool's "
+              "(as for `numaguard lint`).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file (default: .numaguard.yaml here or in a parent directory).")
+@click.option("--node", "node_path", help="Node description (as for `numaguard lint`).")
+@click.option("--kubernetes-version", help="Target Kubernetes version, e.g. 1.37.")
+@click.option("--select", multiple=True, help="Fix only these rule ids or prefixes (NG1,NG205).")
+@click.option("--ignore", multiple=True, help="Do not fix these rule ids or prefixes.")
+def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_version, select, ignore) -> None:
+    """Fix the findings that have one safe fix, in manifests and KubeletConfigurations.
+
+    Without --diff or --write, print what would change. Exit 0: nothing to change; 1: changes
+    written or pending; 2: usage or a file that cannot be read or written."""
+    if diff and write:
+        raise UsageProblem("give --diff or --write, not both")
+    config = load_config(config_path, kubernetes_version)
+    config, pool_paths = _with_pool_dirs(config, pool_dirs)
+    paths = tuple(paths) + pool_paths
+    if not paths:
+        raise UsageProblem("give at least one PATH (or --pool DIR)")
+    import os
+
+    from numaguard.lint.cli.fix import run_fix
+    from numaguard.lint.engine import Selection, rule_context
+    from numaguard.lint.fixing import FIXES, FixSettings
+    from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
+
+    chosen = selection_for(config, select, ignore)       # checks the ids; fixes are chosen by it
+    from numaguard.lint.rules.registry import rules_by_id
+    rules = frozenset(rule for rule in FIXES if chosen.enabled(rules_by_id()[rule]))
+    node, pool_nodes, _ = _load_nodes(node_path, config)
+    settings = FixSettings(config=config, selection=Selection(severities=config.severities),
+                           context=rule_context(config, node, pool_nodes), rules=rules, node=node)
+    try:
+        files = list(input_files(list(paths), config.exclude))
+    except FileNotFoundError as e:
+        raise UsageProblem(f"no such file or directory: {e.filename or e}") from None
+    # a file named twice (itself and its folder, or a --pool folder) is fixed once
+    files = list({os.path.realpath(f): f for f in reversed(files)}.values())[::-1]
+    if STDIN_ARGUMENT in files:
+        raise UsageProblem("numaguard fix rewrites files: give paths, not -")
+    raise SystemExit(run_fix(files, settings, "diff" if diff else "write" if write else None))
+
+
+@main.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
 def rules(fmt: str) -> None:
     """List every rule with its severity, rationale and fix."""

@@ -3,7 +3,9 @@
     numaguard simulate --node FILE [--kubelet-config FILE] POD_FILE... [--format text|json]
     numaguard node capture [--sysfs ROOT]
     numaguard node inspect [--root /] [--state-dir DIR] [--socket PATH] [--kubelet-config FILE]
-                           [--pods FILE] [--timeout 10] [--kubernetes-version 1.37] [--format text|json]
+                           [--pods FILE] [--timeout 10] [--kubernetes-version 1.37]
+                           [--processes [--sample 5s] [--max-remote-memory 10] [--threads 5]]
+                           [--format text|json|sarif|policyreport|html]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -160,6 +162,27 @@ def capture(sysfs_root) -> None:
     click.echo(node_profile_yaml(profile), nl=False)
 
 
+class Duration(click.ParamType):
+    """A duration as "5s", "500ms", "1m" or plain seconds; 0 to 600 s (nothing waits longer)."""
+
+    name = "duration"
+    UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "": 1.0}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return float(value)
+        text = str(value).strip()
+        number = text.rstrip("ms")
+        unit = text[len(number):]
+        try:
+            seconds = float(number) * self.UNITS[unit]
+        except (KeyError, ValueError):
+            self.fail(f'{value!r} is not a duration like "5s", "500ms" or "1m"', param, ctx)
+        if not 0 <= seconds <= 600:
+            self.fail(f"{value!r} is not between 0 and 10 minutes", param, ctx)
+        return seconds
+
+
 @node.command(name="inspect")
 @click.option("--root", default="/", show_default=True,
               help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
@@ -177,31 +200,58 @@ def capture(sysfs_root) -> None:
 @click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,
               help="The kubelet's minor version: how it reads its checkpoints (1.36 and earlier still "
                    "migrate V1 CPU checkpoints).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--processes", is_flag=True,
+              help="Also read the kernel's view of every container from ROOT/proc and ROOT/sys/fs/cgroup (cgroup "
+                   "v2): its cgroup's effective cpuset, where its threads may run and ran, where its memory is, "
+                   "and its CFS throttling (NG412-NG418).")
+@click.option("--sample", type=Duration(), default="5s", show_default=True,
+              help="With --processes: how long to watch threads' CPU time and cgroups' nr_throttled (0: read once).")
+@click.option("--max-remote-memory", "max_remote", type=click.FloatRange(0, 100), default=10.0, show_default=True,
+              help="With --processes: percent of a container's resident memory allowed outside its NUMA nodes "
+                   "(NG417).")
+@click.option("--threads", "hottest", type=click.IntRange(0, 1000), default=5, show_default=True,
+              help="With --processes: the hottest threads shown per container.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "policyreport", "html"]),
+              default="text", show_default=True,
+              help="sarif, policyreport and html carry the findings (html: with the node's NUMA map and, with "
+                   "--processes, where each container's memory is).")
 def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
-                    fmt) -> None:
-    """Compare what each container got (PodResources API) with the checkpoints and the simulator.
+                    processes, sample, max_remote, hottest, fmt) -> None:
+    """Compare what each container got (PodResources API) with the checkpoints and the simulator,
+    and with --processes with what the kernel enforces and where the application runs.
 
     Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
     error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a
-    container could not be matched to its checkpoint entries. Each source that cannot be
-    read is one line; the last line says what was checked."""
+    container could not be matched to its checkpoint entries (or, with --processes, to its
+    cgroup). Each source that cannot be read is one line; the last line says what was checked."""
     from numaguard.lint.config import ConfigError, parse_version
     from numaguard.lint.node.inspect import inspect_node, render_text
+    from numaguard.lint.node.processes import ProcessOptions
 
     try:
         version = parse_version(kubernetes_version)
     except ConfigError:
         raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
+    options = ProcessOptions(sample=sample, max_remote=max_remote / 100, hottest=hottest) if processes else None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path, timeout=timeout, version=version)
+                          pods=pods_path, timeout=timeout, version=version, processes=options)
+    if fmt == "text":
+        click.echo(render_text(report), nl=False)
+        raise SystemExit(report.exit_code)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2))
-        for source in report.sources:       # the text report shows these lines itself
-            if not source.ok:
-                click.echo(f"numaguard: {source.name}: {source.message}", err=True)
     else:
-        click.echo(render_text(report), nl=False)
+        from numaguard.lint.node.reporting import as_lint_result
+        from numaguard.lint.report import writer_for
+
+        write = writer_for(fmt)
+        extra = {"title": f"numaguard node inspect: {report.node}"} if fmt == "html" else {}
+        click.echo(write(as_lint_result(report), **extra), nl=False)
+    for source in report.sources:       # the text report shows these lines itself
+        if not source.ok:
+            click.echo(f"numaguard: {source.name}: {source.message}", err=True)
+    if fmt != "json":                   # the JSON report has it (summary.line); the others do not
+        click.echo(f"numaguard: {report.summary_line()}", err=True)
     raise SystemExit(report.exit_code)
 
 

@@ -22,6 +22,8 @@ Two neighbours hold the rest of the kubelet model:
 from __future__ import annotations
 
 import math
+import re
+import struct
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -349,28 +351,66 @@ class EvictionAmount:
     value: str | None             # as written ("100Mi", "5%"), None when not set
     source: str                   # "default" | "evictionHard" | "merged default" | "not set"
     bytes: Decimal = Decimal(0)
-    fraction: Decimal | None = None   # for "x%" values
+    fraction: Decimal | None = None   # for "x%" values: the kubelet's float32 share, exactly
 
     def resolve(self, capacity: int | None) -> Decimal | None:
+        """The bytes reserved on a node of `capacity` bytes, as the kubelet computes them
+        (pkg/kubelet/eviction/api/types.go GetThresholdQuantity): the float32 share widened to
+        float64, times the capacity as float64, truncated to an integer."""
         if self.fraction is None:
             return self.bytes
         if capacity is None:
             return None
-        return Decimal(math.ceil(self.fraction * capacity))
+        return Decimal(int(float(self.fraction) * float(capacity)))
+
+
+# strconv.ParseFloat's decimal syntax (digits, one point, an exponent; no underscores without a
+# base prefix); hexadecimal floats, which it also reads, are refused here as nobody writes them.
+_GO_DECIMAL_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+_FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)
+
+
+def _float32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def _nearest_float32(d: Decimal) -> float:
+    """`d` correctly rounded to float32 (ties to even), as strconv.ParseFloat(s, 32) rounds:
+    rounding to float64 first may land one float32 step off, so the neighbours are compared.
+    Beyond the largest float32 (by half a step) it is infinite, as ParseFloat's ErrRange."""
+    if abs(d) >= _FLOAT32_OVERFLOW:
+        return math.copysign(math.inf, d)
+    first = _float32(float(d))
+    bits = struct.unpack("<I", struct.pack("<f", first))[0]
+    near = [first] + [struct.unpack("<f", struct.pack("<I", b))[0]
+                      for b in (bits - 1, bits + 1) if 0 <= b < 0x7F800000 or 0x80000000 <= b < 0xFF800000]
+    return min(near, key=lambda f: (abs(Decimal(f) - d), struct.unpack("<I", struct.pack("<f", f))[0] & 1))
 
 
 def parse_eviction_value(value: str) -> tuple[Decimal, Decimal | None]:
-    """(bytes, fraction) of an eviction threshold ("100Mi" or "5%"); ValueError if bad."""
+    """(bytes, fraction) of an eviction threshold ("100Mi" or "5%") as the kubelet reads it
+    (pkg/kubelet/eviction/helpers.go parseThresholdStatement); ValueError where the kubelet
+    refuses it. Exactly "0%" and "100%" are ignored (no threshold: nothing reserved). Any other
+    percentage: every trailing "%" trimmed, the number parsed as a float32 and divided by 100 in
+    float32 (parsePercentage), then bounded to 0..1. A quantity must be more than zero."""
+    if value in ("0%", "100%"):
+        return Decimal(0), None
     if value.endswith("%"):
-        try:
-            percent = Decimal(value[:-1])
-        except ArithmeticError:
-            raise ValueError(f"{value!r} is not a percentage") from None
-        if not percent.is_finite() or percent < 0 or percent > 100:
+        number = value.rstrip("%")
+        if not _GO_DECIMAL_FLOAT.fullmatch(number):
+            raise ValueError(f"{value!r} is not a percentage")
+        percent = _nearest_float32(Decimal(number))
+        if math.isinf(percent):
+            raise ValueError(f"{value!r} is not a percentage (out of range)")
+        # float32 division is correctly rounded; so is float64 division rounded to float32
+        share = _float32(percent / 100)
+        if share < 0 or share > 1:
             raise ValueError(f"eviction percentage threshold {value} must be >= 0% and <= 100%")
-        return Decimal(0), percent / 100
+        return Decimal(0), Decimal(share)
     amount = parse_quantity(value, trim=False)        # the eviction manager parses the text itself
-    if amount < 0:
+    if amount <= 0:
         raise ValueError(f"eviction threshold {value} must be positive")
     return amount, None
 

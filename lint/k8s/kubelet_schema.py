@@ -205,10 +205,11 @@ def _quantity_violations(kc: dict) -> Iterator[Violation]:
             continue
         try:
             parse_eviction_value(value)
-        except ValueError:
-            yield Violation(("evictionHard", signal),
-                            f"evictionHard.{signal}: {value!r} is neither a quantity (\"100Mi\") nor "
-                            f"a percentage (\"5%\")")
+        except ValueError as e:
+            # in range but not more than zero, or out of range: the kubelet's own words
+            said = f"{e}: the kubelet refuses to start" if str(e).startswith("eviction") else \
+                f"{value!r} is neither a quantity (\"100Mi\") nor a percentage (\"5%\")"
+            yield Violation(("evictionHard", signal), f"evictionHard.{signal}: {said}")
     entries = kc.get("reservedMemory")
     for i, entry in enumerate(entries if isinstance(entries, list) else []):
         limits = entry.get("limits") if isinstance(entry, dict) else None

@@ -12,7 +12,9 @@ The outcome says how much was checked: exit 2 when nothing of the kubelet's coul
 checkpoint, no PodResources answer), 1 when something differs or a finding is an error, 3
 (incomplete) when a needed source was not read or a container could not be matched, else 0.
 The comparisons per container are named checks (`ContainerView.checks`, in `CHECKS` order), so
-a new source adds a check without touching the others.
+a new source adds a check without touching the others. `--processes`
+(`numaguard.lint.node.processes`) adds the kernel's view: cgroup, threads, memory locality
+and throttling per container (NG412-NG418).
 
 This module is a front end's helper: it reads files and sockets. The engine, the rules, the
 semantics and the simulator never import it (an import-linter contract).
@@ -20,13 +22,16 @@ semantics and the simulator never import it (an import-linter contract).
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from numaguard.lint.k8s.checkpoints import CPU_CHECKPOINT_FILE, CURRENT, MEMORY_CHECKPOINT_FILE, Version
 from numaguard.lint.k8s.cpuset import format_cpuset
-from numaguard.lint.node.matching import (AGREES, DIFFERS, REJECTED, SKIPPED, UNCHECKED, PodIdentity, Verdict,
-                                          entry_verdict, find_entry, identify, show_cpus, show_numa)
+from numaguard.lint.node.matching import (AGREES, DIFFERS, REJECTED, SKIPPED, UNCHECKED, WARNS, PodIdentity,
+                                          Verdict, entry_verdict, find_entry, identify, show_cpus, show_numa)
 from numaguard.lint.node.podresources_client import DEFAULT_SOCKET, DEFAULT_TIMEOUT
+from numaguard.lint.node.processes import PROCESS_CHECKS, ProcessOptions, ProcessResult, inspect_processes
 from numaguard.lint.node.replay import numa_of, replay, simulation_verdict
 from numaguard.lint.node.sources import (Source, load_kubelet_config, load_node, load_pod_manifests,
                                          read_checkpoint, read_pod_log_dirs, read_podresources, under)
@@ -36,8 +41,11 @@ from numaguard.lint.rules.node import (CheckpointExtract, RunningContainer, chec
 DEFAULT_STATE_DIR = "/var/lib/kubelet"
 EXIT_OK, EXIT_DIFFERS, EXIT_NOTHING_READ, EXIT_INCOMPLETE = 0, 1, 2, 3
 
-# The per-container checks: JSON key -> the label of the text report, in report order.
-CHECKS = {"checkpoint": "checkpoint", "memoryCheckpoint": "memory checkpoint", "simulation": "simulator"}
+# The per-container checks: JSON key -> the label of the text report, in report order. The
+# last four run with --processes only; a view lists the checks that ran.
+CHECKS = {"checkpoint": "checkpoint", "memoryCheckpoint": "memory checkpoint", "simulation": "simulator",
+          "cgroup": "cgroup", "threads": "threads", "memoryLocality": "memory locality", "throttling": "throttling"}
+BASE_CHECKS = ("checkpoint", "memoryCheckpoint", "simulation")
 
 
 @dataclass
@@ -53,15 +61,24 @@ class ContainerView:
     simulated_cpus: frozenset[int] | None = None
     simulated_numa: tuple[int, ...] | None = None
     reserved: frozenset[int] = frozenset()       # its CPUs among reservedSystemCPUs (NG409)
+    # the matched checkpoint entries: (exclusive CPUs, memory NUMA nodes); None: unknown (not
+    # read, not matched), empty: the checkpoint records nothing for it
+    entries: tuple[frozenset[int] | None, tuple[int, ...] | None] = (None, None)
+    processes: ProcessResult | None = None       # --processes: the kernel's view
 
     @property
     def outcome(self) -> str:
         """"differs" (a check differs or the simulator rejects the pod), "unchecked" (a check
-        could not be made), else "agrees"."""
+        could not be made), "warns" (a warning-level check), else "agrees"."""
         statuses = {v.status for v in self.checks.values()}
         if statuses & {DIFFERS, REJECTED} or self.reserved:
             return DIFFERS
-        return UNCHECKED if UNCHECKED in statuses else AGREES
+        if UNCHECKED in statuses:
+            return UNCHECKED
+        return WARNS if WARNS in statuses else AGREES
+
+    def unchecked_in(self, keys) -> bool:
+        return any(self.checks[k].status == UNCHECKED for k in keys if k in self.checks)
 
     @property
     def by_name_only(self) -> bool:
@@ -72,11 +89,12 @@ class ContainerView:
                 "uid": self.identity.uid, "uidFrom": self.identity.how,
                 "cpus": format_cpuset(self.cpus), "cpuNumaNodes": list(self.cpu_numa),
                 "memoryNumaNodes": list(self.memory_numa),
-                **{key: str(self.checks.get(key, Verdict(SKIPPED))) for key in CHECKS},
+                **{key: str(self.checks[key]) for key in CHECKS if key in self.checks},
                 "simulatedCpus": format_cpuset(self.simulated_cpus) if self.simulated_cpus is not None else None,
                 "simulatedNumaNodes": list(self.simulated_numa) if self.simulated_numa is not None else None,
                 "reservedCpus": format_cpuset(self.reserved), "outcome": self.outcome,
-                "agrees": self.outcome == AGREES}
+                "agrees": self.outcome == AGREES,
+                **({"kernel": self.processes.as_dict()} if self.processes is not None else {})}
 
 
 @dataclass
@@ -85,7 +103,17 @@ class InspectReport:
     sources: list[Source] = field(default_factory=list)
     containers: list[ContainerView] = field(default_factory=list)
     findings: list[dict] = field(default_factory=list)
+    violations: list = field(default_factory=list)       # the findings as the rules gave them (PoolViolation)
     allocatable_cpus: frozenset[int] | None = None
+    # for the HTML map: the node's topology and reserved CPUs, the configured policies
+    topology: Any = None
+    reserved_cpus: frozenset[int] = frozenset()
+    policy: str = ""
+
+    def add(self, violations) -> None:
+        for pv in violations:
+            self.violations.append(pv)
+            self.findings.append(_finding(pv))
 
     @property
     def checked_anything(self) -> bool:
@@ -119,10 +147,16 @@ class InspectReport:
         by_name = sum(c.by_name_only and c.outcome == AGREES for c in self.containers)
         line = (f"{len(self.containers)} container(s): {self.count(AGREES)} agree"
                 + (f" ({by_name} matched by name only)" if by_name else "")
-                + f", {self.count(DIFFERS)} differ, {self.count(UNCHECKED)} unchecked; {len(self.findings)} finding(s)")
+                + f", {self.count(DIFFERS)} differ"
+                + (f", {self.count(WARNS)} with warnings" if self.count(WARNS) else "")
+                + f", {self.count(UNCHECKED)} unchecked; {len(self.findings)} finding(s)")
         gaps = [s.line() for s in self.missing]
-        if self.count(UNCHECKED):
-            gaps.append(f"{self.count(UNCHECKED)} container(s) not matched to their checkpoint entries")
+        unmatched = sum(c.unchecked_in(BASE_CHECKS) for c in self.containers)
+        if unmatched:
+            gaps.append(f"{unmatched} container(s) not matched to their checkpoint entries")
+        unseen = sum(c.unchecked_in(PROCESS_CHECKS) and not c.unchecked_in(BASE_CHECKS) for c in self.containers)
+        if unseen:
+            gaps.append(f"{unseen} container(s) not fully seen in the kernel")
         return line + ("; incomplete: " + "; ".join(gaps) if gaps else "")
 
     def as_dict(self) -> dict:
@@ -131,7 +165,8 @@ class InspectReport:
                 "allocatableCpus": format_cpuset(self.allocatable_cpus) if self.allocatable_cpus is not None else None,
                 "containers": [c.as_dict() for c in self.containers], "findings": self.findings,
                 "summary": {"containers": len(self.containers), "agree": self.count(AGREES),
-                            "differ": self.count(DIFFERS), "unchecked": self.count(UNCHECKED),
+                            "differ": self.count(DIFFERS), "warn": self.count(WARNS),
+                            "unchecked": self.count(UNCHECKED),
                             "findings": len(self.findings), "complete": self.complete,
                             "notRead": [s.line() for s in self.missing], "line": self.summary_line(),
                             "exitCode": self.exit_code}}
@@ -141,9 +176,11 @@ class InspectReport:
 
 def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket: str = DEFAULT_SOCKET,
                  kubelet_config: str | None = None, pods: str | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 version: Version = CURRENT) -> InspectReport:
+                 version: Version = CURRENT, processes: ProcessOptions | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> InspectReport:
     """Gather every source that can be read and compare; never raises for unreadable input.
-    `version`: the kubelet's minor version (how it reads its checkpoints)."""
+    `version`: the kubelet's minor version (how it reads its checkpoints); `processes`: also
+    read the kernel's view of every container (`sleep` waits out its sample)."""
     report = InspectReport(node=os.uname().nodename if root in ("", "/") else str(root))
     kc, kc_source = load_kubelet_config(root, kubelet_config)
     node, node_source = load_node(root, kc)
@@ -167,18 +204,39 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
     manifest_uids = {key: str((m.get("metadata") or {}).get("uid") or "") for key, m in manifests.items()}
     topology = getattr(node, "topology", None)
     known = {u for u in manifest_uids.values() if u} or None
-    for pv in checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known):
-        report.findings.append(_finding(pv))
-    if snapshot is None:
-        return report
-    report.containers = _compare(snapshot, extracts, manifests, manifest_uids, log_uids, node, kc)
+    report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known))
     reserved = _reserved(kc)
-    for c in report.containers:
-        c.reserved = c.cpus & reserved
-    report.findings += [_finding(pv) for pv in reserved_cpu_findings(
-        [RunningContainer(f"{c.namespace}/{c.pod}", c.container, c.cpus, f"pod/{c.namespace}/{c.pod}")
-         for c in report.containers], kubelet_config=kc)]
+    report.topology, report.reserved_cpus, report.policy = topology, reserved, _policy(kc)
+    if snapshot is not None:
+        report.containers = _compare(snapshot, extracts, manifests, manifest_uids, log_uids, node, kc)
+        for c in report.containers:
+            c.reserved = c.cpus & reserved
+        report.add(reserved_cpu_findings(
+            [RunningContainer(f"{c.namespace}/{c.pod}", c.container, c.cpus, f"pod/{c.namespace}/{c.pod}")
+             for c in report.containers], kubelet_config=kc))
+    if processes is not None:
+        checkpoints = [_restored(extracts.get(kind)) for kind in ("cpu", "memory")]
+        results, sources, found = inspect_processes(root, kc, report.containers, manifests, *checkpoints, topology,
+                                                    processes, sleep)
+        report.sources += sources
+        for c, result in zip(report.containers, results):
+            c.processes = result
+            c.checks.update(result.checks)
+        report.add(found)
     return report
+
+
+def _restored(extract: CheckpointExtract | None):
+    """The checkpoint as the kubelet restored it, or None (not read, or it cannot be restored)."""
+    return extract.checkpoint if extract is not None and extract.checkpoint.error is None else None
+
+
+def _policy(kc: dict | None) -> str:
+    if kc is None:
+        return "kubelet configuration not read"
+    from numaguard.lint.k8s import kubelet as k
+    return (f"cpu {k.cpu_manager_policy(kc)[0]}, memory {k.memory_manager_policy(kc)[0]}, topology "
+            f"{k.topology_manager_policy(kc)[0]}")
 
 
 def _reserved(kc: dict | None) -> frozenset[int]:
@@ -219,15 +277,28 @@ def _compare(snapshot, extracts: dict[str, CheckpointExtract], manifests: dict, 
         for c in pod.containers:
             memory_numa = tuple(sorted({n for m in c.memory for n in m.numa_nodes}))
             checks: dict[str, Verdict] = {}
+            cpu_match = None if cpu_entries is None or v1 else find_entry(cpu_entries, who, c.name,
+                                                                          running_with_name[c.name])
+            memory_match = None if memory_entries is None else find_entry(memory_entries, who, c.name,
+                                                                           running_with_name[c.name])
             checks["checkpoint"] = (Verdict(SKIPPED, "not read") if cpu_entries is None else v1 or entry_verdict(
-                find_entry(cpu_entries, who, c.name, running_with_name[c.name]), c.cpu_ids, show_cpus))
-            checks["memoryCheckpoint"] = (Verdict(SKIPPED, "not read") if memory_entries is None else entry_verdict(
-                find_entry(memory_entries, who, c.name, running_with_name[c.name]), memory_numa, show_numa))
+                cpu_match, c.cpu_ids, show_cpus))
+            checks["memoryCheckpoint"] = (Verdict(SKIPPED, "not read") if memory_match is None else entry_verdict(
+                memory_match, memory_numa, show_numa))
             checks["simulation"], sim, sim_numa = simulation_verdict(placements.get((pod.namespace, pod.name)),
                                                                      c.name, c.cpu_ids, topology, skipped)
             out.append(ContainerView(pod.namespace, pod.name, c.name, c.cpu_ids, numa_of(topology, c.cpu_ids),
-                                     memory_numa, who, checks, sim, sim_numa))
+                                     memory_numa, who, checks, sim, sim_numa,
+                                     entries=(_entry(cpu_match, frozenset()), _entry(memory_match, ()))))
     return out
+
+
+def _entry(match, nothing):
+    """A matched entry's value; `nothing` when the checkpoint records none for the container,
+    None when unknown (not read, or not matched)."""
+    if match is None or match.status == "ambiguous":
+        return None
+    return match.value if match.status == "found" else nothing
 
 
 def _usable(extract: CheckpointExtract | None, entries):
@@ -256,11 +327,16 @@ def render_text(report: InspectReport) -> str:
         uid = f"uid {c.identity.uid} ({c.identity.how})" if c.identity.uid else f"uid unknown ({c.identity.how})"
         lines.append(f"  {c.namespace}/{c.pod} {c.container}: {cpus}, memory NUMA {mem}; {uid}")
         for key, label in CHECKS.items():
-            verdict = c.checks.get(key, Verdict(SKIPPED))
+            if key not in c.checks:
+                continue
             extra = ""
             if key == "simulation" and c.simulated_cpus:
                 extra = f" ({format_cpuset(c.simulated_cpus)}, NUMA {','.join(map(str, c.simulated_numa or ())) or '-'})"
-            lines.append(f"      {label + ':':<19}{verdict}{extra}")
+            lines.append(f"      {label + ':':<19}{c.checks[key]}{extra}")
+        if c.processes is not None and c.processes.hottest:
+            lines.append(f"      {'hottest threads:':<19}" + "; ".join(
+                f"{t.label()} {t.cpu_seconds:.2f} s" + (f" (+{t.window_seconds:.2f} s)" if t.window_seconds else "")
+                + f" on CPU {t.last_cpu}" for t in c.processes.hottest))
         if c.reserved:
             lines.append(f"      {'reserved CPUs:':<19}{format_cpuset(c.reserved)} (NG409)")
     if report.findings:

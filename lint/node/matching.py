@@ -19,13 +19,16 @@ from numaguard.lint.k8s.cpuset import format_cpuset
 T = TypeVar("T")
 
 AGREES, DIFFERS, REJECTED, UNCHECKED, SKIPPED = "agrees", "differs", "rejected", "unchecked", "skipped"
+WARNS, MEASURED = "warns", "measured"
 
 
 @dataclass(frozen=True)
 class Verdict:
     """One comparison for one container. `differs`/`rejected` make inspect exit 1,
     `unchecked` makes it incomplete; `skipped` says why nothing was compared (a source that
-    could not be read, already reported as such)."""
+    could not be read, already reported as such); `warns`: a warning-level finding, the rest
+    agrees; `measured`: a figure with nothing to judge it against (a shared container's
+    throttling)."""
 
     status: str
     detail: str = ""

@@ -31,6 +31,15 @@ class PodOutcome:
     shared: tuple[int, ...]        # its KEP-5526 pod shared pool
 
 
+@dataclass(frozen=True)
+class ResidentMemory:
+    """Where a container's memory actually is (`node inspect --processes`, /proc/PID/numa_maps)."""
+
+    label: str                     # "namespace/pod container"
+    by_numa: dict[int, int]        # NUMA id -> resident bytes, hugepages included
+    home: tuple[int, ...]          # the NUMA nodes it belongs on; empty: not pinned
+
+
 @dataclass
 class NodeOccupancy:
     name: str
@@ -44,6 +53,7 @@ class NodeOccupancy:
     topology_policy: str = "none"
     # pods bound here that the kubelet rejected at admission (Failed): (namespace/name, reason)
     kubelet_rejected: list[tuple[str, str]] = field(default_factory=list)
+    resident: list[ResidentMemory] = field(default_factory=list)   # measured on the node, when known
 
     @property
     def exclusive(self) -> dict[int, str]:
@@ -143,4 +153,4 @@ def capacity_topology(cpus: int, memory: int):
                                "memoryPerNumaNode": max(memory, 1)}, "capacity")
 
 
-__all__ = ["NodeOccupancy", "PodOutcome", "occupy", "capacity_topology", "stranded_cpus"]
+__all__ = ["NodeOccupancy", "PodOutcome", "ResidentMemory", "occupy", "capacity_topology", "stranded_cpus"]

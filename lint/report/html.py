@@ -115,7 +115,7 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     if ordered:
         detail = len(ordered) <= FULL_DETAIL_NODES
         out.append(_overview(ordered, pools))
-        out.append(f'<h2 id="nodes">Nodes</h2>{patterns_svg()}{legend_svg()}')
+        out.append(f'<h2 id="nodes">Nodes</h2>{patterns_svg()}{legend_svg(any(o.resident for o in result.nodes))}')
         out.extend(_node_section(n, pools, detail or n.attention) for n in ordered)
         out.append('<h2 id="unplaced">Findings tied to no node</h2>')
         out.append(_findings_table(unplaced, lambda f: "p-none"))

@@ -7,12 +7,18 @@ A node holds up to hundreds of CPUs and a page up to hundreds of maps, so a CPU 
 element: each run of neighbouring CPUs in one thread row held alike (the same state and pod,
 named on hover) is one rectangle, filled through its class (`MAP_CSS`) with a pattern
 (`patterns_svg`, once per page) that draws a cell per CPU.
+
+When the node's resident memory was measured (`node inspect --processes`: `occ.resident`),
+each NUMA box lists below its CPUs the containers with memory there, largest first, a bar per
+container against the largest: teal on one of its own NUMA nodes, purple outside them, light
+grey for a container pinned to none.
 """
 from __future__ import annotations
 
 from html import escape
 
 from numaguard.lint.numa.draw import node_layout
+from numaguard.lint.rules.processes import human_bytes
 
 CELL, GAP, PAD, HEAD = 12, 2, 8, 30
 STEP = CELL + GAP
@@ -22,8 +28,15 @@ LABELS = {"reserved": "reserved (system)", "exclusive": "exclusive to a pod",
           "shared": "a pod's shared pool", "free": "free (node shared pool)"}
 
 
-# The page's CSS for the map's cells: one class per state ("c-" and its initial)
-MAP_CSS = "".join(f".c-{state[0]}{{fill:url(#ng-cpu-{state})}}" for state in COLORS)
+MEMORY_COLORS = {"local": "#0d9488", "remote": "#9333ea", "unpinned": "#cbd5e1"}
+MEMORY_LABELS = {"local": "its own NUMA node", "remote": "outside its NUMA nodes", "unpinned": "not pinned"}
+MEM_ROW, MEM_BAR, MEM_WIDTH, MEM_SHOWN = 14, 60, 260, 8
+
+# The page's CSS for the map's cells: one class per state ("c-" and its initial), and the
+# memory bars ("m-" and the initial of their state)
+MAP_CSS = ("".join(f".c-{state[0]}{{fill:url(#ng-cpu-{state})}}" for state in COLORS)
+           + "".join(f".m-{state[0]}{{fill:{color}}}" for state, color in MEMORY_COLORS.items())
+           + ".mem-label{font-size:10px}")
 
 
 def patterns_svg() -> str:
@@ -70,6 +83,10 @@ def node_svg(occ) -> str:
             rows = -(-len(core_ids) // CORES_PER_ROW)
             width = columns * STEP + 2 * PAD
             box_height = HEAD + rows * (threads + 1) * STEP - STEP + PAD
+            memory = _memory_rows(occ, numa) if occ.resident else None
+            if memory is not None:
+                width = max(width, MEM_WIDTH)
+                memory_top, box_height = box_height, box_height + MEM_ROW * (1 + min(len(memory), MEM_SHOWN + 1))
             parts = [f'<g class="numa" data-numa="{numa}" transform="translate({x},{PAD})">',
                      f'<rect class="numa-box" width="{width}" height="{box_height}" rx="4"/>',
                      f'<text x="{PAD}" y="13" class="numa-label">NUMA {numa} · socket {socket}</text>',
@@ -86,6 +103,8 @@ def node_svg(occ) -> str:
                                 f'height="{STEP}"')
                         parts.append(f"{rect}><title>{escape(holder)}: {LABELS[state]}</title></rect>"
                                      if holder else rect + "/>")
+            if memory is not None:
+                parts.append(_memory_svg(memory, memory_top))
             parts.append("</g>")
             boxes.append("".join(parts))
             x += width + PAD
@@ -96,11 +115,45 @@ def node_svg(occ) -> str:
             f'viewBox="0 0 {total_w} {total_h}">' + "".join(boxes) + "</svg>")
 
 
-def legend_svg() -> str:
+def _memory_rows(occ, numa: int) -> list[tuple[str, int, str]]:
+    """(container, bytes, state) of the containers with resident memory on `numa`, largest first."""
+    rows = []
+    for r in occ.resident:
+        size = r.by_numa.get(numa, 0)
+        if size:
+            rows.append((r.label, size, "unpinned" if not r.home else "local" if numa in r.home else "remote"))
+    return sorted(rows, key=lambda row: (-row[1], row[0]))
+
+
+def _memory_svg(rows: list[tuple[str, int, str]], top: int) -> str:
+    """The rows of one NUMA node, each bar against the largest there (the NUMA node's own size
+    would leave a container of megabytes on a node of hundreds of gigabytes without a bar)."""
+    parts = [f'<text x="{PAD}" y="{top + 10}" class="numa-free">resident memory</text>']
+    biggest = max([size for _label, size, _state in rows], default=1)
+    for i, (label, size, state) in enumerate(rows[:MEM_SHOWN]):
+        y = top + MEM_ROW * (i + 1)
+        bar = max(2, round(MEM_BAR * size / biggest))
+        parts.append(f'<rect class="mem m-{state[0]}" x="{PAD}" y="{y + 3}" width="{bar}" height="8">'
+                     f"<title>{escape(label)}: {human_bytes(size)}, {MEMORY_LABELS[state]}</title></rect>"
+                     f'<text x="{PAD + MEM_BAR + 6}" y="{y + 11}" class="mem-label">{escape(label)} '
+                     f"{human_bytes(size)}</text>")
+    if len(rows) > MEM_SHOWN:
+        rest = rows[MEM_SHOWN:]
+        parts.append(f'<text x="{PAD + MEM_BAR + 6}" y="{top + MEM_ROW * (MEM_SHOWN + 1) + 11}" class="mem-label">'
+                     f"and {len(rest)} more ({human_bytes(sum(size for _l, size, _s in rest))})</text>")
+    return "".join(parts)
+
+
+def legend_svg(memory: bool = False) -> str:
+    """The CPU states' colours; with `memory`, the memory bars' too."""
+    entries = [(COLORS[state], f"cpu {state}", label) for state, label in LABELS.items()]
+    if memory:
+        entries += [(MEMORY_COLORS[state], f"mem {state}", f"memory: {label}") for state, label in MEMORY_LABELS.items()]
     items = []
-    for i, (state, label) in enumerate(LABELS.items()):
+    for i, (color, css, label) in enumerate(entries):
         x = 4 + i * 190
-        items.append(f'<rect x="{x}" y="4" width="{CELL}" height="{CELL}" fill="{COLORS[state]}" '
-                     f'class="cpu {state}"/><text x="{x + CELL + 6}" y="15">{label}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="legend" width="{4 * 190}" height="22" '
-            f'viewBox="0 0 {4 * 190} 22">' + "".join(items) + "</svg>")
+        items.append(f'<rect x="{x}" y="4" width="{CELL}" height="{CELL}" fill="{color}" '
+                     f'class="{css}"/><text x="{x + CELL + 6}" y="15">{label}</text>')
+    width = len(entries) * 190
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="legend" width="{width}" height="22" '
+            f'viewBox="0 0 {width} 22">' + "".join(items) + "</svg>")

@@ -33,23 +33,26 @@ class Rule:
     target: Target
     check: Callable[..., Iterable[Violation]] | None = None
     needs_node: bool = False        # NUMA-fit rules run only with a node description
+    # What `numaguard fix` does about a finding of this rule, in a few words ("" = nothing: no
+    # single safe fix); the fix itself is in numaguard.lint.rules.fixes_pods / fixes_kubelet.
+    fix: str = ""
     # target "run": how the rule collects and judges (rules of one family share one check)
     run: "RunCheck | None" = field(default=None, compare=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "severity": self.severity.value,
                 "target": self.target, "needsNode": self.needs_node, "title": self.title,
-                "rationale": self.rationale, "remediation": self.remediation}
+                "rationale": self.rationale, "remediation": self.remediation, "fix": self.fix or None}
 
 
 def rule(*, id: str, name: str, severity: str, title: str, rationale: str, remediation: str,
-         target: Target, needs_node: bool = False) -> Callable[[Callable], Rule]:
+         target: Target, needs_node: bool = False, fix: str = "") -> Callable[[Callable], Rule]:
     """Decorator: `@rule(id="NG203", ...)` over `def check(subject, ctx): yield Violation(...)`."""
 
     def wrap(check: Callable[..., Iterable[Violation]]) -> Rule:
         return Rule(id=id, name=name, severity=Severity(severity), title=title,
                     rationale=" ".join(rationale.split()), remediation=" ".join(remediation.split()),
-                    target=target, check=check, needs_node=needs_node)
+                    target=target, check=check, needs_node=needs_node, fix=fix)
 
     return wrap
 

@@ -1,6 +1,7 @@
 """Rule documentation, generated from the rules' own metadata (README's rule reference is the
-markdown form; a test fails when README is stale), and README's table of the built-in pod
-template carriers, generated from the carrier table."""
+markdown form, its list of the rules `numaguard fix` fixes comes from their `fix`; a test fails
+when README is stale), and README's table of the built-in pod template carriers, generated from
+the carrier table."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,13 @@ def render_carriers(carriers: PodCarriers = BUILTIN_CARRIERS) -> str:
     return "\n".join(lines) + "\n"
 
 
-README_SECTIONS = {"rules": lambda: render_rules("markdown"), "carriers": render_carriers}
+def render_fixable() -> str:
+    """README's list of the rules `numaguard fix` fixes, from each rule's `fix` metadata."""
+    return "\n".join(f"- **{r.id}** `{r.name}`: {r.fix}." for r in all_rules() if r.fix) + "\n"
+
+
+README_SECTIONS = {"rules": lambda: render_rules("markdown"), "carriers": render_carriers,
+                   "fixable": render_fixable}
 
 
 def update_readme(path: str = "README.md") -> bool:

@@ -67,6 +67,7 @@ def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 @rule(id="NG201", name="gate-pod-level-resources", severity="error", target="kubelet",
+      fix="sets featureGates.PodLevelResources: true",
       title="PodLevelResources is disabled",
       rationale="""With PodLevelResources off the kubelet ignores spec.resources: pods are sized,
       classed and placed from their containers only, so the pod-level resource managers have
@@ -99,6 +100,7 @@ def gate_pod_level_resources(kc: dict, ctx: LintContext) -> Iterator[Violation]:
 
 
 @rule(id="NG202", name="gate-pod-level-resource-managers", severity="error", target="kubelet",
+      fix="sets featureGates.PodLevelResourceManagers: true",
       title="PodLevelResourceManagers is not enabled",
       rationale="""The pod-level resource managers (KEP-5526) only act when the kubelet gate
       PodLevelResourceManagers is on. It is alpha (off) in 1.36 and beta but still disabled by
@@ -151,6 +153,8 @@ def cpu_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]:
 
 
 @rule(id="NG204", name="memory-manager-not-static", severity="error", target="kubelet",
+      fix="sets memoryManagerPolicy: Static and reservedMemory to the node allocatable "
+          "reservation",
       title="memoryManagerPolicy is not Static",
       rationale="""Pod-level memory and hugepages alignment comes from the Memory Manager's
       `Static` policy (capital S; the default is `None`). `BestEffort` is Windows-only and not
@@ -183,6 +187,7 @@ def memory_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]
 
 
 @rule(id="NG205", name="topology-scope-not-pod", severity="error", target="kubelet",
+      fix="sets topologyManagerScope: pod",
       title="topologyManagerScope is not pod",
       rationale="""With the default `container` scope the Topology Manager aligns each container
       on its own and ignores spec.resources: the pod-level budget is never placed as one NUMA
@@ -271,6 +276,8 @@ def cpu_reservation_missing(kc: dict, ctx: LintContext) -> Iterator[Violation]:
 
 
 @rule(id="NG208", name="reserved-memory-mismatch", severity="error", target="kubelet",
+      fix="sets reservedMemory to kubeReserved + systemReserved + evictionHard "
+          "memory.available",
       title="reservedMemory does not match the node allocatable reservation",
       rationale="""With memoryManagerPolicy Static the kubelet checks, for memory and every
       hugepages size, that the sum of reservedMemory over NUMA nodes equals kubeReserved +
@@ -307,7 +314,7 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         return
     for resource, (total, required) in reservation.mismatches().items():
         if resource == "memory":
-            snippet = k.reserved_memory_snippet(required, _first_numa(kc, ctx.node))
+            snippet = k.reserved_memory_snippet(required, suggested_numa_node(kc, ctx.node))
             message = (f"the kubelet refuses to start: the total amount \"{format_bytes(total)}\" of "
                        f"type \"memory\" is not equal to the value \"{format_bytes(required)}\" "
                        f"determined by Node Allocatable feature. Σ reservedMemory memory = "
@@ -326,9 +333,14 @@ def reserved_memory_mismatch(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                             remediation=f"Remove {resource} from every reservedMemory entry.")
 
 
-def _first_numa(kc: dict, node=None) -> int:
-    """The NUMA node to put the suggested reservation on: the first one reservedMemory names,
-    unless the node description says the machine lacks it (then its first NUMA node)."""
+def suggested_numa_node(kc: dict, node=None) -> int:
+    """The NUMA node to put the suggested reservation on (NG208's message and `numaguard fix`):
+    the first one reservedMemory names, unless the node description says the machine lacks it;
+    else the node's first NUMA node, else 0. The kubelet compares only the total over NUMA nodes
+    and refuses a NUMA node the machine lacks (memorymanager/memory_manager.go,
+    validateReservedMemory and getTotalMemoryTypeReserved); node 0 is on every machine (one
+    without NUMA is node 0) and is where the system's memory usually lives, next to the
+    reserved CPUs 0..n; the Node Tuning Operator reserves there too (components/kubeletconfig)."""
     numa_ids = getattr(getattr(node, "topology", None), "numa_ids", None)
     entries = kc.get("reservedMemory")
     for entry in entries if isinstance(entries, list) else []:

@@ -229,6 +229,8 @@ VALIDITY_RULES = frozenset({"NG102", "NG105", "NG106", "NG108", "NG109", "NG114"
 # --------------------------------------------------------------------------- NG101
 
 @rule(id="NG101", name="pod-resources-missing", severity="error", target="pod",
+      fix="adds spec.resources (requests equal to limits) from the containers' sums, when every "
+          "container's requests equal its limits",
       title="An in-scope pod has no pod-level spec.resources",
       rationale="""Without pod-level requests and limits the pod-scope Topology, CPU and Memory
       Managers do not treat the pod as one unit: there is no pod budget to align on one NUMA
@@ -383,6 +385,7 @@ def _pids_violations(field_name: str, value: Any, ctx: LintContext) -> Iterable[
 # --------------------------------------------------------------------------- NG103
 
 @rule(id="NG103", name="pod-not-guaranteed", severity="error", target="pod",
+      fix="sets each pod-level cpu and memory request to the pod-level limit",
       title="After defaulting, the pod's QoS class is not Guaranteed",
       rationale="""With pod-level resources the QoS class comes from spec.resources alone: cpu
       and memory requests must equal the limits and be non-zero. Only a Guaranteed pod gets a
@@ -441,6 +444,7 @@ def _request_above_limit(plr, res: str) -> bool:
 # --------------------------------------------------------------------------- NG114
 
 @rule(id="NG114", name="pod-request-above-limit", severity="error", target="pod",
+      fix="lowers the pod-level request to the pod-level limit",
       title="A pod-level request is larger than the pod-level limit",
       rationale="""The API server validates spec.resources like any resource requirements: a
       request must be less than or equal to the limit of the same resource
@@ -465,6 +469,7 @@ def pod_request_above_limit(pod: PodTarget, ctx: LintContext) -> Iterable[Violat
 # --------------------------------------------------------------------------- NG104
 
 @rule(id="NG104", name="pod-cpu-not-whole", severity="error", target="pod",
+      fix="rounds the pod-level cpu request and limit up to whole CPUs",
       title="The pod-level CPU is not a whole number of CPUs",
       rationale="""The CPU Manager reserves a pod's CPU block only for a whole number of CPUs
       (podGuaranteedCPUs). With a fractional pod-level cpu request no exclusive CPUs are
@@ -489,6 +494,7 @@ def pod_cpu_not_whole(pod: PodTarget, ctx: LintContext) -> Iterable[Violation]:
 # --------------------------------------------------------------------------- NG105
 
 @rule(id="NG105", name="container-requests-exceed-pod", severity="error", target="pod",
+      fix="raises the pod-level request to the containers' aggregate",
       title="The containers' aggregate requests exceed the pod-level request",
       rationale="""The pod-level request must be at least the sidecar-aware aggregate of the
       container requests, max(app + sidecars, each init container + the sidecars started before

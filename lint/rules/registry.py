@@ -11,12 +11,13 @@ from numaguard.lint.rules import node as node_rules
 from numaguard.lint.rules import numa as numa_rules
 from numaguard.lint.rules import pods as pod_rules
 from numaguard.lint.rules import pool as pool_rules
+from numaguard.lint.rules import processes as process_rules
 from numaguard.lint.rules import state as state_rules
 from numaguard.lint.rules.base import Rule
 
 RULE_MODULES: tuple[ModuleType, ...] = (input_rules, pod_rules, kubelet_rules,
                                          kubelet_validation_rules, numa_rules, pool_rules,
-                                         node_rules, state_rules)
+                                         node_rules, process_rules, state_rules)
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,217 @@
+"""The kubelet's containers in a cgroup v2 tree: where each one's cgroup is, and what it holds.
+
+**Where.** The kubelet puts every pod under the node-allocatable cgroup `kubepods` (below the
+configured `cgroupRoot`, container_manager_linux.go `defaultNodeAllocatableCgroupName`):
+Guaranteed pods directly, Burstable and BestEffort pods in `burstable` and `besteffort`
+(qos_container_manager_linux.go, the QoS class lower-cased), each pod in `pod<uid>`
+(pod_container_manager_linux.go `podCgroupNameIn`, `GetPodCgroupNameSuffix`). The cgroup
+driver turns that name into a path (cgroup_manager_linux.go): `cgroupfs` joins the parts
+(`/kubepods/burstable/pod<uid>`); `systemd` escapes "-" to "_" in each part and nests slices
+(`ToSystemd`, `ExpandSlice`):
+`/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid with "_">.slice`.
+Inside the pod, the container runtime names the container's cgroup from its id:
+containerd `cri-containerd-<id>.scope` under systemd, `<id>` under cgroupfs
+(internal/cri/server getCgroupsPath: "slice:cri-containerd:id", runc's systemd driver makes it
+`prefix-name.scope`); CRI-O `crio-<id>.scope`, or `crio-<id>` under cgroupfs
+(internal/config/cgmgr containerCgroupPath; conmon's own `crio-conmon-<id>` is not the
+container); cri-dockerd `docker-<id>.scope`. crun may put the processes one level further down
+(`.../crio-<id>.scope/container`), so a container's processes are those of its cgroup and of
+every cgroup below it.
+
+The kubelet takes its cgroup driver from the runtime (KubeletCgroupDriverFromCRI, GA in 1.34),
+so the configuration's `cgroupDriver` may not be the one in use: both layouts are looked for,
+and the one present is used.
+
+**What.** Files as Documentation/admin-guide/cgroup-v2.rst defines them: `cpuset.cpus.effective`
+and `cpuset.mems.effective` ("the onlined CPUs [memory nodes] that are actually granted to this
+cgroup by its parent", list format "0-4,6,8-10"; present only where the cpuset controller is
+enabled), `cpu.max` ("$MAX $PERIOD", "max" for no quota), `cpu.stat` (flat keyed:
+`usage_usec`, `user_usec`, `system_usec` always; `nr_periods`, `nr_throttled`,
+`throttled_usec` when the cpu controller is enabled), `cgroup.procs` (one PID per line, in the
+reader's PID namespace: a process of another namespace reads as 0, cgroup_procs_show prints
+task_pid_vnr).
+
+cgroup v1 (legacy, or hybrid with v2 only at `unified/`) is not supported: its cpuset and cpu
+controllers keep other files (`cpuset.effective_cpus`, `cpu.cfs_quota_us`) in other trees.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from numaguard.lint.k8s.cpuset import CPUSetError
+from numaguard.lint.node.kernel import kernel_list
+from numaguard.lint.node.sources import Source, under
+
+CGROUP_MOUNT = "/sys/fs/cgroup"
+_ID = r"([0-9a-f]{64})"
+# (runtime, pattern of the container cgroup's name)
+_CONTAINER_NAMES = (("containerd", re.compile(rf"cri-containerd-{_ID}\.scope\Z")),
+                    ("CRI-O", re.compile(rf"crio-{_ID}(?:\.scope)?\Z")),
+                    ("docker", re.compile(rf"docker-{_ID}\.scope\Z")),
+                    ("containerd", re.compile(rf"{_ID}\Z")))
+_POD_SYSTEMD = re.compile(r"(?:[^.]*-)?pod([0-9a-f_]+)\.slice\Z")
+_POD_CGROUPFS = re.compile(r"pod([0-9a-f-]+)\Z")
+_QOS = ("burstable", "besteffort")
+
+
+@dataclass(frozen=True)
+class ContainerCgroup:
+    id: str
+    pod_uid: str | None
+    path: Path
+    runtime: str
+
+    def relative(self, tree: "CgroupTree") -> str:
+        return "/" + str(self.path.relative_to(tree.root))
+
+
+@dataclass(frozen=True)
+class CgroupTree:
+    root: Path                                     # the cgroup v2 mount (under the host root)
+    layout: str                                    # "systemd" or "cgroupfs"
+    pods: Path                                     # the kubelet's node-allocatable cgroup
+    containers: dict[str, ContainerCgroup] = field(default_factory=dict)     # by container id
+
+
+@dataclass(frozen=True)
+class ThrottleStat:
+    periods: int
+    throttled: int
+    throttled_usec: int
+
+
+@dataclass(frozen=True)
+class CgroupState:
+    """A container cgroup's files; None where a file is absent (controller not enabled)."""
+
+    cpus_effective: frozenset[int] | None
+    mems_effective: frozenset[int] | None
+    cpu_max: str | None
+    throttle: ThrottleStat | None
+    pids: tuple[int, ...]
+    hidden: int                                    # processes of another PID namespace (read as 0)
+
+
+def kubepods_parts(kc: dict | None) -> list[str]:
+    """The node-allocatable cgroup's name parts: `cgroupRoot` split, then "kubepods" (none
+    when cgroupsPerQOS is off: pods then sit directly under cgroupRoot)."""
+    kc = kc or {}
+    root = kc.get("cgroupRoot") if isinstance(kc.get("cgroupRoot"), str) else ""
+    parts = [p for p in root.split("/") if p]
+    return parts + (["kubepods"] if kc.get("cgroupsPerQOS", True) is not False else [])
+
+
+def systemd_path(parts: list[str]) -> str:
+    """cgroup_manager_linux.go ToSystemd: "-" escaped to "_" in each part, then every prefix of
+    the joined name a slice of its own (ExpandSlice)."""
+    if not parts:
+        return ""
+    escaped = [p.replace("-", "_") for p in parts]
+    return "/".join("-".join(escaped[:i + 1]) + ".slice" for i in range(len(escaped)))
+
+
+def open_cgroups(root: str, kc: dict | None) -> tuple[CgroupTree | None, Source]:
+    mount = under(root, CGROUP_MOUNT)
+    name = f"cgroups {mount}"
+    if not mount.is_dir():
+        return None, Source(name, False, f"not found (mount the node's {CGROUP_MOUNT})")
+    if not (mount / "cgroup.controllers").is_file():
+        hybrid = (mount / "unified" / "cgroup.controllers").is_file()
+        v1 = hybrid or any((mount / c).is_dir() for c in ("cpuset", "cpu", "memory", "systemd"))
+        if v1:
+            return None, Source(name, False, "cgroup v1 is not supported ("
+                                + ("hybrid: v2 only at unified/, without controllers; " if hybrid else "")
+                                + "--processes reads the cgroup v2 cpuset and cpu files: boot the node with "
+                                  "systemd.unified_cgroup_hierarchy=1)")
+        return None, Source(name, False, "not a cgroup file system (no cgroup.controllers)")
+    parts = kubepods_parts(kc)
+    if "kubepods" not in parts:
+        return None, Source(name, False, "cgroupsPerQOS is off: the kubelet makes no pod cgroups to find "
+                                         "containers in")
+    candidates = (("systemd", mount / systemd_path(parts)), ("cgroupfs", mount.joinpath(*parts)))
+    found = [(layout, path) for layout, path in candidates if path.is_dir()]
+    if not found:
+        return None, Source(name, False, f"cgroup v2, but no kubelet cgroup {candidates[0][1].name} or "
+                                         f"{'/'.join(parts)} (not a node, or another cgroupRoot?)")
+    layout, pods = found[0]
+    tree = CgroupTree(mount, layout, pods, _index(pods, layout, parts))
+    return tree, Source(name, True, f"cgroup v2, {layout} layout ({pods.relative_to(mount)}); "
+                                    f"{len(tree.containers)} container cgroup(s)")
+
+
+def _index(pods: Path, layout: str, parts: list[str]) -> dict[str, ContainerCgroup]:
+    """Every container cgroup below the pod cgroups (QoS level included), by container id."""
+    pod_name = _POD_SYSTEMD if layout == "systemd" else _POD_CGROUPFS
+    out: dict[str, ContainerCgroup] = {}
+    for qos_dir in [pods] + [pods / (systemd_path(parts + [q]).rsplit("/", 1)[-1] if layout == "systemd" else q)
+                             for q in _QOS]:
+        for pod_dir in _subdirs(qos_dir):
+            match = pod_name.match(pod_dir.name)
+            if match is None:
+                continue
+            uid = match.group(1).replace("_", "-")
+            for container_dir in _subdirs(pod_dir):
+                for runtime, pattern in _CONTAINER_NAMES:
+                    found = pattern.match(container_dir.name)
+                    if found:
+                        out[found.group(1)] = ContainerCgroup(found.group(1), uid, container_dir, runtime)
+                        break
+    return out
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def parse_cpu_stat(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            out[key] = int(value)
+    return out
+
+
+def read_throttle(path: Path) -> ThrottleStat | None:
+    """cpu.stat's throttling counters; None without the file or without the cpu controller."""
+    text = _read(path / "cpu.stat")
+    stats = parse_cpu_stat(text) if text is not None else {}
+    if "nr_throttled" not in stats:
+        return None
+    return ThrottleStat(stats.get("nr_periods", 0), stats["nr_throttled"], stats.get("throttled_usec", 0))
+
+
+def read_cgroup(path: Path) -> CgroupState:
+    def listed(file: str) -> frozenset[int] | None:
+        text = _read(path / file)
+        try:
+            return kernel_list(text) if text is not None else None
+        except CPUSetError:
+            return None
+
+    pids: set[int] = set()
+    hidden = 0
+    for folder, _dirs, _files in os.walk(path):
+        for line in (_read(Path(folder) / "cgroup.procs") or "").split():
+            if line.isdigit():
+                if int(line) == 0:
+                    hidden += 1
+                else:
+                    pids.add(int(line))
+    cpu_max = _read(path / "cpu.max")
+    return CgroupState(listed("cpuset.cpus.effective"), listed("cpuset.mems.effective"),
+                       cpu_max.strip() if cpu_max is not None else None, read_throttle(path),
+                       tuple(sorted(pids)), hidden)
