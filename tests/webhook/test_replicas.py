@@ -154,6 +154,9 @@ def test_owner_references_that_are_not_mappings_of_strings_name_no_owner(server,
     ("example.com/v1", "ReplicaSet", False),              # a kind not judged in that group
     ("batch.volcano.sh/v1beta1", "Queue", False),        # a Volcano kind that carries no pod template
     ("v1", "Pod", False),
+    ("v1", "ReplicationController", True),
+    (None, "ReplicationController", False),              # no apiVersion: no group, no owner
+    (1, "ReplicationController", False),
 ])
 def test_pods_of_a_judged_controller_get_no_warnings_matched_by_group_and_kind(owner_api, owner_kind, quiet):
     """In warn mode a pod's errors are warnings, except for a pod a judged controller created
