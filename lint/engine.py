@@ -407,7 +407,7 @@ class _Run:
         only to pool configurations (`kubelet_in_pool`)."""
         from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
         from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
-        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_in_pool
 
         if id(doc) in self.merged_dropins and not prefix:
             self.summary.objects -= 1             # linted as part of its main configuration
@@ -429,12 +429,11 @@ class _Run:
         pools = tuple(dict.fromkeys(name for part in parts for name in self.pools_naming(part.source)))
         in_pool = kubelet_in_pool(effective, self.ctx, bool(pools))
         ignores = frozenset().union(*(p.ignores for p in parts))
-        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
-        for rule, v in _judged_in_each(rules, effective, self._contexts(pools, in_pool)):
+        for rule, v, cap in self._judge_kubelet(effective, pools, in_pool):
             if len(parts) == 1:
-                self._emit_doc(doc, prefix, ref, rule, v, ignores)
+                self._emit_doc(doc, prefix, ref, rule, v, ignores, cap=cap)
             else:
-                self._emit_merged(parts, ref, rule, v, ignores)
+                self._emit_merged(parts, ref, rule, v, ignores, cap)
         self._offer(Subject("kubelet", effective, label=_label(doc, prefix), file=doc.source, line=doc.line,
                             prefix=prefix, pools=pools, in_pool=in_pool, ref=ref, ignores=ignores,
                             locate=lambda: _positions(data)))
@@ -445,8 +444,26 @@ class _Run:
         contexts = [c for c in map(self.ctx.pool_context, pools) if c is not None] or [self.ctx]
         return contexts if in_pool else [replace(c, in_pool=False) for c in contexts]
 
+    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], in_pool: bool):
+        """(rule, violation, cap) for a kubelet configuration: what stops any kubelet for all,
+        the pool requirements for a pool configuration. One held to them only because it shows
+        the intent (`kubelet_assumed`: no declared pool names or selects it, no `scope: all`) is
+        counted, and its policy findings are warnings at most, as for a pod only assumed to be
+        managed; a start-up refusal stays what it is: a validity rule's finding, or a policy
+        rule's that says the kubelet refuses to start (`Violation.refusal`: an unknown policy
+        name, static CPUs with none reserved), but not NG201's for `PodLevelResources: false`
+        with every dependent gate off."""
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_assumed
+
+        assumed = kubelet_assumed(config, self.ctx, bool(pools))
+        self.summary.assumed_kubelets += assumed
+        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
+        for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
+            refusal = rule.id in VALIDITY_RULES if v.refusal is None else v.refusal
+            yield rule, v, (Severity.WARNING if assumed and not refusal else None)
+
     def _emit_merged(self, parts: list[Document], ref: ObjectRef, rule: Rule, v: Violation,
-                     ignores: frozenset[str]) -> None:
+                     ignores: frozenset[str], cap: Severity | None = None) -> None:
         """A finding on a merged configuration points at the file that set the effective value
         (the last drop-in holding the field, else the main file)."""
         from numaguard.lint.k8s.kubelet_dropin import origin_index
@@ -455,7 +472,7 @@ class _Run:
         part = parts[which]
         position = position_of(part.data, tuple(v.path)) or ((part.line, 1) if part.line else None)
         self._emit(rule, v, file=part.source, position=position, ref=ref, ignores=ignores,
-                   path=tuple(v.path))
+                   path=tuple(v.path), cap=cap)
 
     # -- the run checks ----------------------------------------------------------------
     def judge_run(self) -> None:
@@ -494,7 +511,7 @@ class _Run:
         from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
-        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_in_pool
 
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
@@ -505,7 +522,7 @@ class _Run:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
 
-        def emit(rule: Rule, v: Violation, place=None) -> None:
+        def emit(rule: Rule, v: Violation, place=None, cap: Severity | None = None) -> None:
             # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
             # from. A rendered KubeletConfig's finding waits for its profile's (lint/rendered.py);
             # a profile's finding is noted so that the render's same one is dropped.
@@ -517,7 +534,7 @@ class _Run:
             if carrier.renders_of:
                 self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
             held = (carrier.rendered_from, kubelet_path) if carrier.rendered_from else None
-            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held)
+            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held, cap)
 
         for rule_id, place, v in carrier.notices:
             self._emit_place(doc, prefix, companion, ref, self._rules_by_id.get(rule_id, INVALID_OBJECT),
@@ -559,9 +576,8 @@ class _Run:
                          if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
         pools = named + selected
         in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
-        rules = [r for r in self.kubelet_rules if in_pool or r.id in VALIDITY_RULES]
-        for rule, v in _judged_in_each(rules, config, self._contexts(pools, in_pool)):
-            emit(rule, v)
+        for rule, v, cap in self._judge_kubelet(config, pools, in_pool):
+            emit(rule, v, cap=cap)
 
         def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
             place = carrier.place(tuple(path))
@@ -588,7 +604,7 @@ class _Run:
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
                     rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
-                    held: tuple | None = None) -> None:
+                    held: tuple | None = None, cap: Severity | None = None) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
         an embedded text at the line the setting is on."""
         target, position = self._place_position(doc, prefix, companion, place)
@@ -601,7 +617,7 @@ class _Run:
             return
         bucket.add(key)
         self._emit(rule, v, file=target.source, position=position, ref=ref, ignores=ignores,
-                   path=base + tuple(place.dotted()), held=held)
+                   path=base + tuple(place.dotted()), held=held, cap=cap)
 
     # -- findings ----------------------------------------------------------------------
     def _emit_doc(self, doc: Document, prefix: Path, ref: ObjectRef | None, rule: Rule,
@@ -617,7 +633,8 @@ class _Run:
               held: tuple | None = None, cap: Severity | None = None) -> None:
         """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
         finding back until the run shows whether its profile has it too (`rendered`); `cap`
-        is the highest severity it may have (a pod only assumed to be managed: warning)."""
+        is the highest severity it may have (a pod or kubelet configuration only assumed to be
+        for a managed pool: warning)."""
         if not self.selection.enabled(rule):
             return
         severity = self.selection.severities.get(rule.id) or v.severity or rule.severity

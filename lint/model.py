@@ -100,6 +100,9 @@ class Violation:
     container: str | None = None
     severity: Severity | None = None      # overrides the rule's default (e.g. NG206 restricted: info)
     remediation: str | None = None        # overrides the rule's generic remediation
+    # Whether the kubelet refuses this whatever the configuration's pool (a start-up refusal: an
+    # error even where policy findings are capped); None: as the rule's tier says.
+    refusal: bool | None = None
 
 
 @dataclass(slots=True)      # many thousands live until the report is written
@@ -145,6 +148,7 @@ class Summary:
     skipped: int = 0                   # the total of skipped_by_reason
     unmanaged: int = 0
     assumed_managed: int = 0        # pods taken as meant for a pool because none is configured
+    assumed_kubelets: int = 0       # kubelet configurations held to the pool only by their intent
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
@@ -160,6 +164,7 @@ class Summary:
         self.skipped += other.skipped
         self.unmanaged += other.unmanaged
         self.assumed_managed += other.assumed_managed
+        self.assumed_kubelets += other.assumed_kubelets
         for severity, count in other.counts.items():
             self.counts[severity] += count
         self.suppressed += other.suppressed
@@ -185,14 +190,22 @@ class Summary:
         return f"{' and '.join(what)}; {RENDER_HINT}"
 
     def assumed_hint(self) -> str | None:
-        """One line for a run with pods only assumed to be managed: how many, that their policy
-        findings were warnings, and what to configure to enforce them."""
-        if not self.assumed_managed:
-            return None
-        return (f"{self.assumed_managed} pod(s) with pod-level cpu/memory were assumed to be meant "
-                f"for a managed pool because no pool is configured, so their policy findings are "
-                f"warnings, not errors; to enforce the policy, declare the pools in .numaguard.yaml "
-                f"(pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: managed")
+        """One line for a run with pods or kubelet configurations only assumed to be for a
+        managed pool: how many, that their policy findings were warnings, and what to
+        configure to enforce them."""
+        said = []
+        if self.assumed_managed:
+            said.append(f"{self.assumed_managed} pod(s) with pod-level cpu/memory were assumed to be meant "
+                        f"for a managed pool because no pool is configured, so their policy findings are "
+                        f"warnings, not errors; to enforce the policy, declare the pools in .numaguard.yaml "
+                        f"(pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: managed")
+        if self.assumed_kubelets:
+            said.append(f"{self.assumed_kubelets} kubelet configuration(s) set a NUMA manager policy or the "
+                        f"PodLevelResourceManagers gate but no declared pool names or selects them, so their "
+                        f"pool requirements are warnings, not errors; to enforce them, name their files in a "
+                        f"pool's kubeletConfigs in .numaguard.yaml (a platform object that selects nodes joins "
+                        f"the pool whose nodeLabels it selects) or set scope: all")
+        return ". ".join(said) or None
 
     def dangling_note(self) -> str | None:
         """One line naming the symlinks that point at nothing (skipped, counted)."""
@@ -205,6 +218,7 @@ class Summary:
         out = {"files": self.files, "objects": self.objects, "skipped": self.skipped,
                "skippedByReason": dict(self.skipped_by_reason),
                "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed,
+               "assumedKubelets": self.assumed_kubelets,
                "assumedHint": self.assumed_hint(), **self.counts,
                "suppressed": self.suppressed, "hint": self.render_hint()}
         if self.baseline_unchanged is not None:

@@ -69,11 +69,11 @@ def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
     base = {"files": 0, "objects": 0, "skipped": 0,
             "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
                                 "dangling-symlink": 0},
-            "unmanaged": 0, "assumedManaged": 0, "assumedHint": None, "error": 0, "warning": 0,
+            "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 0, "warning": 0,
             "info": 0, "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})
     for key, value in values.items():
-        base[{"assumed_managed": "assumedManaged"}.get(key, key)] = value
+        base[{"assumed_managed": "assumedManaged", "assumed_kubelets": "assumedKubelets"}.get(key, key)] = value
     return base
 
 

@@ -85,7 +85,7 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
                                  "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0,
                                                                    "template": 0, "unknown-kind": 0,
                                                                    "dangling-symlink": 0},
-                                 "assumedManaged": 0, "assumedHint": None, "error": 1, "warning": 0, "info": 0,
+                                 "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 1, "warning": 0, "info": 0,
                                  "suppressed": 0,
                                  "baselineUnchanged": 3, "baselineFixed": 0}
 

@@ -89,10 +89,10 @@ def test_eksctl_findings_point_at_the_node_groups_own_fields():
     found, result = _lint(EKSCTL, ignore=("NG202", "NG204"))
     assert found == [
         ("NG209", "error", 9, 27, "nodeGroups[0].kubeletExtraConfig.reservedSystemCPUs"),
-        ("NG205", "error", 11, 29, "nodeGroups[0].kubeletExtraConfig.topologyManagerScope"),
+        ("NG205", "warning", 11, 29, "nodeGroups[0].kubeletExtraConfig.topologyManagerScope"),  # assumed
         ("NG002", "error", 12, 16, "nodeGroups[0].kubeletExtraConfig.address"),
         ("NG002", "error", 15, 25, "nodeGroups[1].kubeletExtraConfig"),
-        ("NG205", "error", 20, 29, "nodeGroups[2].kubeletExtraConfig.topologyManagerScope"),
+        ("NG205", "warning", 20, 29, "nodeGroups[2].kubeletExtraConfig.topologyManagerScope"),
         ("NG002", "error", 23, 25, "managedNodeGroups[0].kubeletExtraConfig")]
     messages = [f.message for f in result.findings]
     assert 'set both to "" in nodeGroups[0].kubeletExtraConfig' in result.findings[0].remediation
@@ -236,7 +236,8 @@ spec:
 
 def test_karpenter_findings():
     found, result = _lint(KARPENTER, ignore=("NG202", "NG204"))
-    assert found == [("NG205", "error", 14, 13, "spec.userData"), ("NG209", "error", 14, 13, "spec.userData"),
+    # no pool is declared: NG205 (a pool requirement) is a warning, NG209 (a refusal) an error
+    assert found == [("NG205", "warning", 14, 13, "spec.userData"), ("NG209", "error", 14, 13, "spec.userData"),
                      ("NG002", "error", 38, 5, "spec.kubelet"), ("NG002", "warning", 48, 5, "spec.kubelet")]
     messages = [f.message for f in result.findings]
     assert messages[0].endswith("[in spec.userData: spec.kubelet.config.topologyManagerScope]")

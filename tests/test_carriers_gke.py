@@ -58,7 +58,8 @@ def test_recognised_by_shape_only_when_it_is_one(doc, recognised):
 
 def test_the_docs_example_shows_the_missing_numa_settings_in_gke_terms():
     found, result = _lint(DOCS_EXAMPLE, ignore=())
-    assert found == [("NG204", "error", 2, 3, "kubeletConfig"), ("NG205", "error", 2, 3, "kubeletConfig"),
+    # no pool is declared: an assumed configuration, its pool requirements are warnings
+    assert found == [("NG204", "warning", 2, 3, "kubeletConfig"), ("NG205", "warning", 2, 3, "kubeletConfig"),
                      ("NG206", "warning", 2, 3, "kubeletConfig")]
     assert [f.message.rsplit(" [", 1)[1] for f in result.findings] == [
         "in the GKE file: kubeletConfig.memoryManager.policy]", "in the GKE file: kubeletConfig.topologyManager.scope]",
@@ -79,7 +80,7 @@ def test_gke_values_map_onto_the_kubelets_and_what_gke_sets_underneath_is_not_ju
     # the static Memory Manager with no reservedMemory, no PodLevelResourceManagers gate, no CPU
     # reservation: GKE's own business, not shown here; only the scope left at its default is
     found, result = _lint(NUMA)
-    assert found == [("NG205", "error", 4, 5, "kubeletConfig.topologyManager")]
+    assert found == [("NG205", "warning", 4, 5, "kubeletConfig.topologyManager")]   # assumed: no pool
 
 
 def test_a_complete_pod_level_configuration_is_clean():

@@ -98,9 +98,11 @@ nodes:
         topology-manager-scope: pods
 """)
     # the worker's own flag shows the intent: the pool requirements its kubelet misses point at it
+    # (warnings: no pool is declared, so the configuration is only assumed; the invalid scope
+    # the kubelet refuses to start with stays an error)
     assert rows(result) == [
-        ("NG202", "error", 5, 3, "nodes[1]"), ("NG203", "error", 5, 3, "nodes[1]"),
-        ("NG204", "error", 5, 3, "nodes[1]"), ("NG206", "warning", 5, 3, "nodes[1]"),
+        ("NG202", "warning", 5, 3, "nodes[1]"), ("NG203", "warning", 5, 3, "nodes[1]"),
+        ("NG204", "warning", 5, 3, "nodes[1]"), ("NG206", "warning", 5, 3, "nodes[1]"),
         ("NG002", "warning", 8, 11, "nodes[1].kubeadmConfigPatches[0].kind"),
         ("NG205", "error", 14, 33, "nodes[1].kubeadmConfigPatches[1].nodeRegistration.kubeletExtraArgs"
                                    ".topology-manager-scope")]

@@ -171,18 +171,20 @@ def test_profiles_and_their_renders_in_one_tree_get_one_finding_each():
     counts = Counter((f.rule, f.severity.value, "render" if "render-expected-output" in f.file else "profile")
                      for f in result.findings)
     # 6 profiles: 2 bootstrap ones (no topologyPolicy, so best-effort: NG204, NG206) and 4
-    # manual ones (single-numa-node); the 10 renders repeat them and are silent
-    assert counts == Counter({("NG202", "warning", "profile"): 6, ("NG205", "error", "profile"): 6,
-                              ("NG204", "error", "profile"): 2, ("NG206", "warning", "profile"): 2})
-    assert (result.summary.counts["error"], result.summary.counts["warning"], result.summary.objects) == (8, 8, 16)
+    # manual ones (single-numa-node); the 10 renders repeat them and are silent. No pool is
+    # declared: all 16 are assumed, so their pool requirements are warnings
+    assert counts == Counter({("NG202", "warning", "profile"): 6, ("NG205", "warning", "profile"): 6,
+                              ("NG204", "warning", "profile"): 2, ("NG206", "warning", "profile"): 2})
+    assert (result.summary.counts["error"], result.summary.counts["warning"], result.summary.objects,
+            result.summary.assumed_kubelets) == (0, 16, 16, 16)
 
 
 def test_renders_alone_keep_their_findings():
     result = _lint_paths(CNTO / "testdata" / "render-expected-output")
     counts = Counter((f.rule, f.severity.value) for f in result.findings)
-    assert counts == Counter({("NG202", "warning"): 10, ("NG205", "error"): 10, ("NG204", "error"): 4,
+    assert counts == Counter({("NG202", "warning"): 10, ("NG205", "warning"): 10, ("NG204", "warning"): 4,
                               ("NG206", "warning"): 4})
-    assert result.summary.counts["error"] == 14
+    assert (result.summary.counts["warning"], result.summary.assumed_kubelets) == (28, 10)   # no pool
 
 
 def test_a_render_that_disagrees_with_its_profile_keeps_what_the_profile_lacks():
@@ -191,7 +193,7 @@ def test_a_render_that_disagrees_with_its_profile_keeps_what_the_profile_lacks()
     stale = render.replace("    topologyManagerPolicy: single-numa-node\n", "    topologyManagerPolicy: restricted\n")
     found, result = _lint(profile + "---\n" + stale)
     assert [(rule, severity, path) for rule, severity, _, _, path in found] == [
-        ("NG202", "warning", "spec"), ("NG205", "error", "spec"),
+        ("NG202", "warning", "spec"), ("NG205", "warning", "spec"),      # assumed: no pool
         ("NG206", "info", "spec.kubeletConfig.topologyManagerPolicy")]
     assert result.findings[2].object.kind == "KubeletConfig"
 
@@ -202,8 +204,9 @@ def test_the_profile_keeps_the_finding_under_jobs_too(tmp_path):
                           str(CARRIERS / "cnto")], capture_output=True, text=True, check=False)
     import json
     report = json.loads(out.stdout)
-    assert out.returncode == 1
+    assert out.returncode == 0          # no pool is declared: assumed configurations only warn
     assert Counter(f["rule"] for f in report["findings"]) == Counter({"NG202": 6, "NG205": 6, "NG204": 2, "NG206": 2})
+    assert (report["summary"]["warning"], report["summary"]["assumedKubelets"]) == (16, 16)
     assert all("render-expected-output" not in f["file"] for f in report["findings"])
 
 
@@ -292,7 +295,7 @@ def test_drop_ins_merge_in_lexical_order_and_the_finding_names_the_last_file():
     text = _machine_config(("/etc/openshift/kubelet.conf.d/99-late.conf", _percent(late)),
                            ("/etc/openshift/kubelet.conf.d/10-numa.conf", _percent(ok)))
     found, result = _lint(text, ignore=("NG202", "NG204"))
-    assert found == [("NG205", "error", 14, 19, "spec.config.storage.files[0].contents.source")]
+    assert found == [("NG205", "warning", 14, 19, "spec.config.storage.files[0].contents.source")]  # assumed
     assert result.findings[0].message.endswith(
         "[in /etc/openshift/kubelet.conf.d/99-late.conf: topologyManagerScope]")
 

@@ -220,6 +220,8 @@ def test_ignore_all_comment_suppresses_every_rule_of_its_document_only(tmp_path)
 
     bad = KUBELET_THREE.format(policy="best-effort")
     (tmp_path / "k.yaml").write_text(f"{bad}---\n# numaguard: ignore all\n{bad}")
+    # a declared pool's configurations: their pool requirements are errors (NG202)
+    (tmp_path / ".numaguard.yaml").write_text("pool:\n  kubeletConfigs: [k.yaml]\n")
     proc = run_cli("lint", "--format", "json", "--show-suppressed", "k.yaml", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
@@ -240,8 +242,10 @@ def test_config_severity_override_beats_the_findings_own_severity(tmp_path):
     (tmp_path / "k.yaml").write_text(KUBELET.format(policy="restricted"))      # NG206 says info
     plain = run_cli("lint", "k.yaml", cwd=tmp_path)
     assert plain.returncode == 0 and "  k.yaml:8:24  NG206  info  " in plain.stdout
+    # a declared pool's configuration: an assumed one's findings stay warnings at most
     (tmp_path / ".numaguard.yaml").write_text("apiVersion: numaguard.io/v1alpha1\nkind: Config\n"
-                                              "rules: {NG112: off, NG206: error}\n")
+                                              "rules: {NG112: off, NG206: error}\n"
+                                              "pool: {kubeletConfigs: [k.yaml]}\n")
     raised = run_cli("lint", "k.yaml", cwd=tmp_path)
     assert raised.returncode == 1, raised.stdout + raised.stderr
     assert "  k.yaml:8:24  NG206  error  " in raised.stdout

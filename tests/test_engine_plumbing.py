@@ -37,10 +37,16 @@ ZERO = {"error": 0, "warning": 0, "info": 0}
 
 
 
+# The kubelet configurations here are the declared pool's (its kubeletConfigs name k.yaml), so
+# their pool requirements are errors, not the warnings of an assumed configuration; a pool known
+# by its kubeletConfigs alone gives pods nothing to target, so the pods stay assumed.
+POOL = {"pool": {"kubeletConfigs": ["k.yaml"]}}
+
+
 def lint(text: str, config: dict | None = None, **selection):
     docs, errors = load_text(text, "k.yaml")
     assert errors == []
-    cfg = config_from_dict({"apiVersion": "numaguard.io/v1alpha1", "kind": "Config", **(config or {})})
+    cfg = config_from_dict({"apiVersion": "numaguard.io/v1alpha1", "kind": "Config", **POOL, **(config or {})})
     sel = Selection(severities=cfg.severities, **selection) if selection else None
     return lint_documents(docs, config=cfg, selection=sel)
 

@@ -230,6 +230,8 @@ def test_empty_result_in_every_format(fmt):
 def test_cli_sarif_and_junit_with_errors_warnings_and_infos(tmp_path):
     (tmp_path / "a-info.yaml").write_text(KUBELET.format(policy="restricted"))
     (tmp_path / "b-three.yaml").write_text(KUBELET_THREE.format(policy="best-effort"))
+    # the declared pool's configurations, so their pool requirements are errors (NG202)
+    (tmp_path / ".numaguard.yaml").write_text("pool:\n  kubeletConfigs: [a-info.yaml, b-three.yaml]\n")
     # --ignore NG401: the two configurations differ on purpose, not a pool to keep consistent
     proc = run_cli("lint", "--format", "sarif", "--output", "r.sarif", "--format", "junit",
                    "--output", "r.xml", "--fail-on", "warning", "--ignore", "NG401", ".", cwd=tmp_path)

@@ -335,12 +335,15 @@ def test_eks_drop_in_is_merged_over_its_main_file_and_findings_point_at_their_fi
     assert found(result) == [
         # the main file's kubeReserved.cpu is discarded once reservedSystemCPUs is set (NG221)
         ("config.json", "NG221", 52, 16, "info"),
-        # reservedSystemCPUs (drop-in) with the main file's kube/systemReservedCgroup: refused
-        ("50-numa.conf", "NG205", 8, 29, "error"),
+        # no pool names the files: the drop-in's manager policies only show the intent, so
+        # its pool requirement is a warning (an assumed configuration, counted once) ...
+        ("50-numa.conf", "NG205", 8, 29, "warning"),
+        # ... while reservedSystemCPUs (drop-in) with the main file's
+        # kube/systemReservedCgroup is refused by the kubelet: an error
         ("50-numa.conf", "NG209", 9, 27, "error"),
     ]
     # kubeReserved.memory 893Mi (main) + evictionHard 100Mi = 993Mi: reservedMemory matches
-    assert result.summary.objects == 1
+    assert (result.summary.objects, result.summary.assumed_kubelets) == (1, 1)
 
 
 def test_the_command_line_finds_the_drop_in_directory_next_to_the_main_file(tmp_path):
@@ -462,5 +465,6 @@ def test_mixed_tree_of_real_files_has_no_error_but_the_true_one(tmp_path):
     assert report["summary"] == {"files": 12, "objects": 11, "skipped": 0,
                                  "skippedByReason": {"not-kubernetes": 0, "template": 0, "patch": 0,
                                                      "unknown-kind": 0, "dangling-symlink": 0},
-                                 "unmanaged": 0, "assumedManaged": 0, "assumedHint": None, "error": 1, "warning": 0,
+                                 "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 1,
+                                 "warning": 0,
                                  "info": 0, "suppressed": 0, "hint": None}

@@ -304,9 +304,11 @@ def _attach_numa_commands() -> None:
 
 
 def _attach_webhook_commands() -> None:
+    from numaguard.lint.cli.export import export
     from numaguard.lint.cli.webhook import webhook
 
     main.add_command(webhook)
+    main.add_command(export)
 
 
 _attach_numa_commands()

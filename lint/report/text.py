@@ -57,12 +57,14 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
     in_baseline = "" if s.baseline_unchanged is None else \
         f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"
-    assumed = f", {s.assumed_managed} assumed managed" if s.assumed_managed else ""
+    assumed = (f", {s.assumed_managed} assumed managed" if s.assumed_managed else "") + \
+        (f", {s.assumed_kubelets} kubelet config(s) assumed" if s.assumed_kubelets else "")
     out.append(f"{s.files} file(s), {s.objects} object(s) checked, {s.skipped} skipped"
                f"{f' ({reasons})' if reasons else ''}, "
                f"{s.unmanaged} opted out{assumed}: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
                f"{s.counts['info']} info, {s.suppressed} suppressed{in_baseline}")
-    if s.assumed_managed:
-        out.append(s.assumed_hint())
+    hint = s.assumed_hint()
+    if hint:
+        out.append(hint)
     return "\n".join(out) + "\n"

@@ -65,6 +65,15 @@ def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
     return ctx.scope_all or named_by_config or pool_intent(kc) is not None
 
 
+def kubelet_assumed(kc: dict, ctx: LintContext, in_declared_pool: bool) -> bool:
+    """Whether the configuration is held to the pool requirements only because it shows the
+    intent: no declared pool names its file or selects its nodes, and no `scope: all`. Pools
+    are declared, never guessed: like a pod only assumed to be managed, its policy findings are
+    warnings at most (a PerformanceProfile always sets cpuManagerPolicy static, also for the
+    container-level alignment OpenShift runs it for)."""
+    return not (ctx.scope_all or in_declared_pool) and pool_intent(kc) is not None
+
+
 # ---------------------------------------------------------------------------------------------
 @rule(id="NG201", name="gate-pod-level-resources", severity="error", target="kubelet",
       fix="sets featureGates.PodLevelResources: true",
@@ -96,7 +105,8 @@ def gate_pod_level_resources(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                                 f"{k.go_list(disabled)}\"" for gate, disabled in failures)
                     + f" (set {', '.join(dependents)} to false as well, or better remove "
                       f"PodLevelResources: false)")
-    yield Violation(("featureGates", "PodLevelResources"), message)
+    # without a dependent gate left on the kubelet starts: a pool requirement only
+    yield Violation(("featureGates", "PodLevelResources"), message, refusal=bool(dependents))
 
 
 @rule(id="NG202", name="gate-pod-level-resource-managers", severity="error", target="kubelet",
@@ -146,7 +156,7 @@ def cpu_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]:
             " (valid: none, static)"
         yield Violation(("cpuManagerPolicy",),
                         f"cpuManagerPolicy is {policy!r}: the kubelet refuses to start with "
-                        f"unknown policy: \"{policy}\"{hint}")
+                        f"unknown policy: \"{policy}\"{hint}", refusal=True)
     else:
         yield Violation(("cpuManagerPolicy",), "cpuManagerPolicy is none: no pod or container gets "
                                                "exclusive CPUs")
@@ -174,13 +184,13 @@ def memory_manager_not_static(kc: dict, ctx: LintContext) -> Iterator[Violation]
         yield Violation(("memoryManagerPolicy",),
                         "memoryManagerPolicy is BestEffort: that policy is Windows-only (a Linux "
                         "kubelet refuses to start: policy \"BestEffort\" is not available for "
-                        "platform \"linux\") and pod-level resource managers do not support it")
+                        "platform \"linux\") and pod-level resource managers do not support it", refusal=True)
     elif policy not in k.MEMORY_MANAGER_POLICIES:
         hint = " (the value is case-sensitive: use \"Static\")" if policy.lower() == "static" else \
             " (valid: None, Static)"
         yield Violation(("memoryManagerPolicy",),
                         f"memoryManagerPolicy is {policy!r}: the kubelet refuses to start with "
-                        f"unknown policy: \"{policy}\"{hint}")
+                        f"unknown policy: \"{policy}\"{hint}", refusal=True)
     else:
         yield Violation(("memoryManagerPolicy",),
                         "memoryManagerPolicy is None: memory and hugepages are not NUMA-aligned")
@@ -201,7 +211,7 @@ def topology_scope_not_pod(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         yield Violation(("topologyManagerScope",),
                         f"the kubelet refuses to start: invalid configuration: topologyManagerScope "
                         f"(--topology-manager-scope) \"{scope}\" must be one of: \"container\", or "
-                        f"\"pod\"")
+                        f"\"pod\"", refusal=True)
         return
     what = "topologyManagerScope is not set (default container)" if not explicit else \
         "topologyManagerScope is container"
@@ -227,7 +237,7 @@ def topology_policy_weak(kc: dict, ctx: LintContext) -> Iterator[Violation]:
         valid = " ".join(f"\"{p}\"" for p in k.TOPOLOGY_MANAGER_POLICIES)
         yield Violation(path, f"the kubelet refuses to start: invalid configuration: "
                               f"topologyManagerPolicy (--topology-manager-policy) \"{policy}\" must "
-                              f"be one of: [{valid}]", severity=Severity.ERROR)
+                              f"be one of: [{valid}]", severity=Severity.ERROR, refusal=True)
     elif policy == "restricted":
         yield Violation(path, "topologyManagerPolicy is restricted: pods whose placement is not the "
                               "preferred NUMA alignment are rejected; single-numa-node is stricter "
@@ -272,7 +282,7 @@ def cpu_reservation_missing(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     yield Violation(path, f"cpuManagerPolicy is static but no CPUs are reserved (reservedSystemCPUs "
                           f"not set, {', '.join(parts)}): the kubelet refuses to start with "
                           f"\"[cpumanager] unable to determine reserved CPU resources for static "
-                          f"policy\"")
+                          f"policy\"", refusal=True)
 
 
 @rule(id="NG208", name="reserved-memory-mismatch", severity="error", target="kubelet",
@@ -509,7 +519,8 @@ def kubernetes_version(kc: dict, ctx: LintContext) -> Iterator[Violation]:
     if tuple(version) < (1, 36):
         if "PodLevelResourceManagers" in k.explicit_gates(kc):
             yield Violation(path, f"target Kubernetes {vtext}: the kubelet refuses to start: "
-                                  f"unrecognized feature gate: PodLevelResourceManagers (added in 1.36)")
+                                  f"unrecognized feature gate: PodLevelResourceManagers (added in 1.36)",
+                            refusal=True)
         else:
             yield Violation(path, f"target Kubernetes {vtext}: pod-level resource managers do not "
                                   f"exist before 1.36; pod-level resources are never placed as a unit")

@@ -1,0 +1,1 @@
+"""Exports: numaguard's checks written for other engines (the API server's admission policies)."""
