@@ -93,7 +93,9 @@ class PodCarrier:
     serves no other); () for every version (a config entry given by `group:`).
     `refused_pod_fields`: pod spec fields the carrier's own validation refuses in its
     templates, each with why (Knative Serving accepts only part of a PodSpec).
-    `origin`: where the entry comes from (the CRD's Go types, or the config file)."""
+    `origin`: where the entry comes from (the CRD's Go types, or the config file).
+    `resource`: the resource name (plural) the API server serves the kind under, as a config
+    entry gives it (`numaguard webhook manifests` routes the kind to the webhook by it)."""
 
     group: str
     kind: str
@@ -101,6 +103,7 @@ class PodCarrier:
     versions: tuple[str, ...] = ()
     refused_pod_fields: tuple[tuple[str, str], ...] = ()
     origin: str = ""
+    resource: str = ""
 
     def serves(self, version: str) -> bool:
         return not self.versions or version in self.versions
@@ -300,4 +303,4 @@ def carrier_from_config(entry: dict, where: str) -> PodCarrier:
             paths.append(TemplatePath.parse(text))
         except TemplatePathError as err:
             raise TemplatePathError(f"{where}.paths.{i}: {err}") from None
-    return PodCarrier(group, entry["kind"], tuple(paths), versions, origin=where)
+    return PodCarrier(group, entry["kind"], tuple(paths), versions, origin=where, resource=entry.get("resource", ""))

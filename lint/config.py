@@ -42,6 +42,7 @@ class Config:
     exclude: tuple[str, ...] = ()
     lint_dependencies: bool = False              # walk vendor/ and node_modules/ too
     fail_on: str = "error"
+    webhook_cache_bytes: int = 4 * 1024 * 1024   # the findings cache's budget per webhook worker
     webhook_mode: str = "enforce"
     webhook_namespace_modes: dict[str, str] = field(default_factory=dict)   # namespace -> mode
     webhook_serving: dict[str, Any] = field(default_factory=dict)   # clientCA, tlsMinVersion, timeouts
@@ -145,12 +146,22 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         exclude=tuple(data.get("exclude") or ()),
         lint_dependencies=bool(data.get("lintDependencies", False)),
         fail_on=data.get("failOn", "error"),
+        webhook_cache_bytes=_bytes((data.get("webhook") or {}).get("cacheBytes", Config.webhook_cache_bytes)),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         webhook_serving={k: v for k, v in (data.get("webhook") or {}).items() if k not in ("mode", "namespaces")},
         base_dir=base_dir,
         pod_templates=pod_templates,
     )
+
+
+def _bytes(text: str | int) -> int:
+    """A byte count as the schema allows it: a number, or digits with Ki, Mi or Gi."""
+    text = str(text)
+    for suffix, factor in (("Ki", 1024), ("Mi", 1024 ** 2), ("Gi", 1024 ** 3)):
+        if text.endswith(suffix):
+            return int(text[:-2]) * factor
+    return int(text)
 
 
 def _pools(data: dict) -> tuple[PoolSettings, ...]:

@@ -20,16 +20,16 @@ import os
 import sys
 import threading
 import time
-import traceback
 from typing import Any
 
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from numaguard.webhook.decide import Decision, decide
+from numaguard.webhook.decide import judge
 from numaguard.webhook.metrics import Metrics
 from numaguard.webhook.review import BadReview, parse_review, review_response
 from numaguard.webhook.settings import WebhookSettings
+from numaguard.webhook.text import one_line
 
 log = logging.getLogger("numaguard.webhook")
 PROBE_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})     # the probe port's; the rest: the review port's
@@ -85,17 +85,28 @@ def create_app(settings: WebhookSettings) -> Flask:
                 raise _Refused(400, e.reason, str(e)) from None
         except _Refused as e:
             return refuse(e, started)
-        try:
-            decision = decide(review, settings.policy)
-        except Exception:   # an engine bug must not block admission: fail open, say so, log it
-            print(traceback.format_exc(), file=sys.stderr, flush=True)
-            metrics.bad_requests.labels("internal-error").inc()
-            decision = Decision(True, "allow", note="internal error",
-                                warnings=["numaguard: internal error; the object was not judged"])
-        answer = review_response(review.uid, decision.allowed, code=decision.code,
-                                 message=decision.message, warnings=decision.warnings)
+        decision = judge(review, settings.policy)
+        if decision.error_id:
+            # The traceback goes to the log only, under the id the response carries. The request's
+            # words on one line of ASCII: they must not forge log lines.
+            what = one_line(f"{review.kind} {review.namespace}/{review.name} (uid {review.uid}")
+            sys.stderr.write(f"numaguard could not judge {what}, error id {decision.error_id}):\n"
+                             f"{decision.error_trace}")
+            sys.stderr.flush()
+            metrics.internal_errors.inc()
+        if decision.replica is not None:
+            metrics.replicas_admitted.labels(review.kind, decision.replica.owner_kind).inc()
+        answer = review_response(review.uid, decision.allowed, code=decision.code, message=decision.message,
+                                 warnings=decision.warnings, audit_annotations=decision.audit_annotations)
         elapsed = time.perf_counter() - started
-        metrics.requests.labels(review.kind, review.operation, decision.decision).inc()
+        cache = settings.policy.cache
+        metrics.cache_bytes.set(cache.bytes)
+        metrics.cache_entries.set(len(cache))
+        # The kind label takes the judged kinds (the run's carrier table) and "other", never what a
+        # client sent: labels are kept for the process's life (unbounded memory), and must encode
+        # as UTF-8.
+        kind_label = review.kind if (review.group, review.kind) in settings.policy.judged else "other"
+        metrics.requests.labels(kind_label, review.operation, decision.decision).inc()
         for f in decision.findings:
             metrics.findings.labels(f.rule, f.severity.value).inc()
         metrics.latency.observe(elapsed)
@@ -105,6 +116,7 @@ def create_app(settings: WebhookSettings) -> Flask:
                 "dryRun": review.dry_run, "mode": decision.mode, "decision": decision.decision,
                 "rules": decision.rule_ids, "warnings": len(decision.warnings),
                 **({"note": decision.note} if decision.note else {}),
+                **({"errorId": decision.error_id} if decision.error_id else {}),
                 "latencyMs": round(elapsed * 1000, 2)})
         return _json(answer, 200)
 

@@ -8,20 +8,23 @@ server is told:
   never a subresource, DELETE or CONNECT);
 * on UPDATE, only findings the new object adds (key: rule, field path, container) can deny, so
   an existing workload can still be scaled, relabelled and rolled back; errors it already had
-  are repeated as warnings;
+  are repeated as warnings, after one that says what happens to the workload's new pods;
+  warnings and infos it already had are not repeated;
 * the mode (`enforce`, `warn`, `audit`; per namespace overrides) turns findings into a denial,
   warnings or a log record;
-* an object created by a controller whose template the webhook judges (a pod of a ReplicaSet,
-  a Job of a CronJob...) gets no warnings, so a 50-replica rollout does not repeat the
-  template's warnings 50 times; its errors still deny in `enforce`;
-* warnings are one line each, begin with the rule ID, are cut well below the API server's
-  256-character limit, and their total stays well below its 4,096-character budget.
+* a replica (`replicas.py`: a pod, ReplicaSet or Job that the built-in controller writes for an
+  owner the webhook judged) is allowed, its findings in an audit annotation: its owner was
+  judged when it was written;
+* any other object created by a controller whose template the webhook judges gets no
+  warnings (they would only reach the controller's log); its errors still deny in `enforce`;
+* judging that fails (an exception anywhere in the engine) fails safe (`judge`): denied in
+  `enforce` with an error id the log repeats next to the traceback, allowed with a warning
+  carrying the id in `warn` and `audit`.
 """
 from __future__ import annotations
 
-import re
-import threading
-from collections import OrderedDict
+import secrets
+import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +34,11 @@ from numaguard.lint.engine import lint_documents, rule_context
 from numaguard.lint.rules.base import LintContext
 from numaguard.lint.model import Finding, Severity
 from numaguard.lint.objects import api_group
+from numaguard.webhook.cache import MAX_NESTING, FindingsCache, judged_view, nested_too_deep
+from numaguard.webhook.replicas import REPLICATED_KINDS, Replica, replica_of
 from numaguard.webhook.review import AdmissionRequest
+from numaguard.webhook.text import (WARNING_MAX_CHARS, audit_findings, cut, deny_message, format_warnings,
+                                    kept_errors_lead, one_line)
 
 # (group, kind) -> (operations judged, API versions judged; () for every version). Derived
 # from the carrier table (numaguard.lint.carriers: the built-in kinds, the workload CRDs and the
@@ -54,65 +61,7 @@ EXPLAINING_RULES = frozenset({"NG110"})
 INPUT_RULES = frozenset({"NG001", "NG002"})
 MODES = ("enforce", "warn", "audit")
 
-# The API server's warning recorder (k8s.io/apiserver pkg/endpoints/filters/warning.go) passes
-# warnings whole while their total stays within 4,096 runes; past that it re-sends every warning
-# cut to 256 runes and drops the rest once the total is reached again. Staying under both
-# caps below means kubectl always shows our warnings whole. (admission/v1 AdmissionResponse
-# also asks for 120 characters "if possible": findings name a field, so most run longer.)
-WARNING_MAX_CHARS = 200
-WARNINGS_MAX_TOTAL = 3000
-WARNINGS_MAX_COUNT = 12
-MESSAGE_MAX_FINDINGS = 10
-
-
-# Metadata that differs between replicas of one template and that no rule reads.
-VOLATILE_METADATA = ("name", "generateName", "uid", "resourceVersion", "generation", "creationTimestamp",
-                     "managedFields", "ownerReferences", "selfLink")
-
-
-class FindingsCache:
-    """The engine's findings for recently judged objects, keyed by the object without the
-    metadata that differs between replicas (name, uid, managedFields, ownerReferences...).
-
-    The pods of one ReplicaSet, StatefulSet or Job are identical apart from that metadata, and
-    NUMA fit (NG301, NG302: admitting copies of the pod on a simulated node) is the expensive
-    part of judging, so a rollout of 50 replicas is simulated once. Labels, annotations,
-    namespace and the whole spec stay in the key: whatever the engine may read is part of it.
-    Bounded (least recently used goes first) and per application, never shared.
-    """
-
-    def __init__(self, size: int = 1024) -> None:
-        self.size = size
-        self._items: OrderedDict[str, list[Finding]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def findings(self, obj: dict, judge) -> list[Finding]:
-        key = _cache_key(obj)
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return found
-        found = judge(obj)
-        with self._lock:
-            self.misses += 1
-            self._items[key] = found
-            if len(self._items) > self.size:
-                self._items.popitem(last=False)
-        return found
-
-
-def _cache_key(obj: dict) -> str:
-    meta = obj.get("metadata")
-    if isinstance(meta, dict):
-        obj = {**obj, "metadata": {k: v for k, v in meta.items() if k not in VOLATILE_METADATA}}
-    obj = {k: v for k, v in obj.items() if k != "status"}
-    # repr, not sorted JSON: half the cost, and the API server always serializes an object's
-    # fields in the same order, so equal objects give equal keys (a hand-made review with its
-    # keys in another order only misses the cache).
-    return repr(obj)
+COULD_NOT_JUDGE = "numaguard could not judge this object"
 
 
 @dataclass(frozen=True)
@@ -122,7 +71,8 @@ class Policy:
 
     config: Config = field(default_factory=Config)
     node: Any = None
-    cache: FindingsCache = field(default_factory=FindingsCache, compare=False, repr=False)
+    # None: a cache of the config's budget (webhook.cacheBytes).
+    cache: FindingsCache | None = field(default=None, compare=False, repr=False)
     pool_nodes: dict[str, Any] = field(default_factory=dict)
     # The rules' context (with each node's empty NodeState the NUMA rules copy), built once
     # rather than for every object judged.
@@ -133,6 +83,8 @@ class Policy:
     def __post_init__(self) -> None:
         object.__setattr__(self, "context", rule_context(self.config, self.node, self.pool_nodes))
         object.__setattr__(self, "judged", judged_kinds(self.context.carriers))
+        if self.cache is None:
+            object.__setattr__(self, "cache", FindingsCache(self.config.webhook_cache_bytes))
 
     def mode_for(self, namespace: str) -> str:
         return self.config.webhook_namespace_modes.get(namespace, self.config.webhook_mode)
@@ -149,10 +101,44 @@ class Decision:
     warnings: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)   # the new object's active findings
     note: str = ""                # why a request was not judged, or what went wrong
+    audit_annotations: dict[str, str] = field(default_factory=dict)   # the API server prefixes the webhook's name
+    replica: Replica | None = None
+    error_id: str = ""            # judging failed: the id the response and the log share
+    error_trace: str = ""         # ... and the traceback, for the log only
 
     @property
     def rule_ids(self) -> list[str]:
         return sorted({f.rule for f in self.findings})
+
+
+def judge(request: AdmissionRequest, policy: Policy) -> Decision:
+    """`decide`, failing safe: an exception while judging is a denial in `enforce` and an
+    allowance with a warning in `warn` and `audit` (a replica is allowed all the same), each
+    saying "numaguard could not judge this object" with an error id that the log repeats next
+    to the traceback. The traceback never goes into the response."""
+    try:
+        return decide(request, policy)
+    except Exception:   # noqa: BLE001 - whatever failed, the API server gets an answer
+        error_id = secrets.token_hex(6)
+        return _could_not_judge(request, policy, error_id, traceback.format_exc())
+
+
+def _could_not_judge(request: AdmissionRequest, policy: Policy, error_id: str, trace: str) -> Decision:
+    mode = policy.mode_for(request.namespace)
+    what = f"{COULD_NOT_JUDGE} (error id {error_id})"
+    d = Decision(True, "warn", mode=mode, judged=True, note="internal error", error_id=error_id, error_trace=trace,
+                 audit_annotations={"error-id": error_id})
+    replica = replica_of(request)
+    if replica is not None:
+        d.decision, d.replica = "allow", replica
+        d.audit_annotations["replica-of"] = replica.owner
+    elif mode == "enforce":
+        d.allowed, d.decision, d.code = False, "deny", 403
+        d.message = (f"{what}: the webhook failed while judging it, and this namespace is in enforce mode. "
+                     "Retry; if it fails again, give the error id to the cluster's numaguard operators.")
+    else:
+        d.warnings = [f"{what}; allowed ({mode} mode). The webhook's log has the details under the error id."]
+    return d
 
 
 def decide(request: AdmissionRequest, policy: Policy) -> Decision:
@@ -165,13 +151,20 @@ def decide(request: AdmissionRequest, policy: Policy) -> Decision:
     obj = request.object
     if not isinstance(obj, dict):
         what = "null" if obj is None else type(obj).__name__
-        problem = (f"NG002 request.object: is {what}, not a {request.kind} object; "
-                   "numaguard could not read it")
-        return _invalid(mode, problem)
-    findings = _active(_as_kind(obj, request), policy)
+        return _invalid(mode, f"NG002 request.object: is {what}, not a {request.kind} object; "
+                              "numaguard could not read it")
+    findings = _active_unless_too_deep(obj, request, policy)
+    if findings is None:
+        return _invalid(mode, f"NG002 request.object.{nested_too_deep(obj)}: nested more than {MAX_NESTING} "
+                              "levels deep, too deep to read; numaguard could not judge it")
+    replica = replica_of(request)
+    if replica is not None:
+        return _replica(mode, replica, findings)
     old_keys: set[tuple] = set()
-    if request.operation == "UPDATE" and isinstance(request.old_object, dict):
-        old_keys = {_key(f) for f in _active(_as_kind(request.old_object, request), policy)}
+    old = request.old_object
+    if request.operation == "UPDATE" and isinstance(old, dict):
+        # an old object too deep to read has no findings to compare with: every finding is new
+        old_keys = {_key(f) for f in _active_unless_too_deep(old, request, policy) or ()}
     new = [f for f in findings if _key(f) not in old_keys]
     kept = [f for f in findings if _key(f) in old_keys and f.severity is Severity.ERROR]
     quiet = _created_by_judged_controller(obj, policy.judged)
@@ -194,22 +187,51 @@ def _apply_mode(mode: str, request: AdmissionRequest, findings: list[Finding], n
         warned = [f for f in errors + notes if f.rule in INPUT_RULES]
         if errors:
             d.decision = "audit"
-    d.warnings = [] if quiet else format_warnings(warned)
+    if not quiet:
+        kept_at = frozenset(i for i, f in enumerate(warned) if any(f is k for k in kept))
+        replicated = (request.group, request.kind) in REPLICATED_KINDS
+        lead = [kept_errors_lead(request.kind, len(kept_at), replicated)] if kept_at and d.allowed else []
+        d.warnings = format_warnings(warned, kept_at, lead)
     if d.allowed and d.warnings and d.decision == "allow":
         d.decision = "warn"
     return d
+
+
+def _replica(mode: str, replica: Replica, findings: list[Finding]) -> Decision:
+    """Allowed: the owner was judged when it was written. No warnings (they would reach only
+    the controller's log); what the engine found goes to the API server's audit log."""
+    told = [f for f in findings if f.rule not in EXPLAINING_RULES]
+    annotations = {"replica-of": replica.owner}
+    if told:
+        annotations["findings"] = audit_findings(told)
+    return Decision(True, "allow", mode=mode, judged=True, findings=findings, replica=replica,
+                    audit_annotations=annotations,
+                    note=f"replica of {replica.owner}, written by {replica.controller}")
 
 
 def _invalid(mode: str, problem: str) -> Decision:
     if mode == "enforce":
         return Decision(False, "deny", mode=mode, judged=True, code=403,
                         message=f"numaguard denied the request: {problem}")
-    return Decision(True, "warn", mode=mode, judged=True, warnings=[_one_line(problem, WARNING_MAX_CHARS)])
+    return Decision(True, "warn", mode=mode, judged=True, warnings=[cut(one_line(problem), WARNING_MAX_CHARS)])
 
 
 def _active(obj: dict, policy: Policy) -> list[Finding]:
-    return policy.cache.findings(
-        obj, lambda o: lint_documents([o], config=policy.config, context=policy.context).active)
+    """The engine's active findings for what it reads of the object (`judged_view`), cached."""
+    return policy.cache.findings(judged_view(obj, policy.context.carriers),
+                                 lambda view: lint_documents([view], config=policy.config, context=policy.context).active)
+
+
+def _active_unless_too_deep(obj: dict, request: AdmissionRequest, policy: Policy) -> list[Finding] | None:
+    """The findings, or None for an object nested so deep that judging it (the engine, repr)
+    exhausts the interpreter's stack. A RecursionError on a shallower object is a bug: it goes
+    on to the fail-safe."""
+    try:
+        return _active(_as_kind(obj, request), policy)
+    except RecursionError:
+        if nested_too_deep(obj) is None:
+            raise
+        return None
 
 
 def _as_kind(obj: dict, request: AdmissionRequest) -> dict:
@@ -227,48 +249,13 @@ def _key(f: Finding) -> tuple:
 
 def _created_by_judged_controller(obj: dict, judged: JudgedKinds) -> bool:
     """Made by a controller whose template the webhook judged (a pod of a ReplicaSet, a Job of
-    a JobSet, a pod of a PyTorchJob): the owner reference names the controller's group."""
+    a JobSet, a pod of a PyTorchJob): the controller ownerReference names a judged kind in its
+    API group (a Volcano Job is batch.volcano.sh's, not batch's). References that are not
+    mappings, or whose kind or apiVersion is not a string, name no owner."""
     meta = obj.get("metadata")
     owners = meta.get("ownerReferences") if isinstance(meta, dict) else None
     if not isinstance(owners, list):
         return False
-    return any(isinstance(o, dict) and o.get("controller") is True and o.get("kind") != "Pod"
-               and (api_group(str(o.get("apiVersion") or "")), o.get("kind")) in judged for o in owners)
-
-
-# -- text --------------------------------------------------------------------------------------
-def deny_message(request: AdmissionRequest, errors: list[Finding]) -> str:
-    what = f"{request.kind} {request.namespace + '/' if request.namespace else ''}{request.name or '(unnamed)'}"
-    count = f"{len(errors)} error{'s' if len(errors) != 1 else ''}"
-    lines = [f"numaguard: {what} has {count} (the kubelet would not give its pods their NUMA placement):"]
-    for f in errors[:MESSAGE_MAX_FINDINGS]:
-        lines.append(_one_line(f"{f.rule} {f.path or '(object)'}: {f.message} Fix: {f.remediation}", 600))
-    if len(errors) > MESSAGE_MAX_FINDINGS:
-        lines.append(f"... and {len(errors) - MESSAGE_MAX_FINDINGS} more; run `numaguard lint` on the manifest")
-    return "\n".join(lines)
-
-
-def format_warnings(findings: list[Finding]) -> list[str]:
-    """One short line per finding, rule ID first; capped in count and total size."""
-    out: list[str] = []
-    total = 0
-    for i, f in enumerate(findings):
-        text = _one_line(f"{f.rule} {f.path or '(object)'}: {f.message}", WARNING_MAX_CHARS)
-        left = len(findings) - i
-        if len(out) == WARNINGS_MAX_COUNT - 1 and left > 1 or total + len(text) > WARNINGS_MAX_TOTAL - 80:
-            out.append(f"numaguard: {left} more finding{'s' if left != 1 else ''}; "
-                       "run `numaguard lint` on the manifest")
-            break
-        out.append(text)
-        total += len(text)
-    return out
-
-
-_SPACE = re.compile(r"\s+")
-
-
-def _one_line(text: str, limit: int) -> str:
-    """Printable ASCII on one line (warnings travel in HTTP headers), at most `limit` chars."""
-    text = _SPACE.sub(" ", text).strip()
-    text = text.encode("ascii", "replace").decode("ascii")
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+    return any(isinstance(o, dict) and o.get("controller") is True and isinstance(o.get("kind"), str)
+               and isinstance(o.get("apiVersion"), str) and o["kind"] != "Pod"
+               and (api_group(o["apiVersion"]), o["kind"]) in judged for o in owners)

@@ -38,6 +38,21 @@ class Metrics:
         self.bad_requests = Counter(
             "numaguard_webhook_bad_requests", "Requests refused before judging, by reason.",
             ["reason"], registry=registry)
+        self.internal_errors = Counter(
+            "numaguard_internal_errors", "Reviews the engine failed to judge (an exception; the log has "
+            "the traceback under the error id the response gave): denied in enforce mode, allowed with "
+            "a warning in warn and audit mode.", registry=registry)
+        self.replicas_admitted = Counter(
+            "numaguard_replicas_admitted", "Objects allowed because a built-in controller wrote them for an "
+            "owner the webhook judged (a Pod of a ReplicaSet, a ReplicaSet of a Deployment...), by kind "
+            "and owner kind; their findings are in the audit annotation validate.numaguard.io/findings.",
+            ["kind", "owner"], registry=registry)
+        self.cache_bytes = Gauge(
+            "numaguard_webhook_cache_bytes", "Bytes held by the findings caches (summed over live workers; "
+            "each worker's is bounded by webhook.cacheBytes).", registry=registry, multiprocess_mode="livesum")
+        self.cache_entries = Gauge(
+            "numaguard_webhook_cache_entries", "Objects whose findings the caches hold (summed over live workers).",
+            registry=registry, multiprocess_mode="livesum")
         self.cert_expiry = Gauge(
             "numaguard_webhook_certificate_expiry_timestamp_seconds",
             "notAfter of the serving certificate in use (Unix time).",

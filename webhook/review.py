@@ -76,13 +76,19 @@ def parse_review(body: Any) -> AdmissionRequest:
 
 
 def review_response(uid: str, allowed: bool, *, code: int | None = None, message: str | None = None,
-                    warnings: list[str] | None = None) -> dict[str, Any]:
-    """The AdmissionReview the API server expects back (same apiVersion, the request's uid)."""
+                    warnings: list[str] | None = None,
+                    audit_annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """The AdmissionReview the API server expects back (same apiVersion, the request's uid).
+    `audit_annotations`: keys are the name part of a qualified name; the API server puts the
+    webhook's name before them (`validate.numaguard.io/replica-of`) and records them in its
+    audit log (k8s.io/apiserver pkg/admission/attributes.go `checkKeyFormat`)."""
     response: dict[str, Any] = {"uid": uid, "allowed": allowed}
     if not allowed:
         response["status"] = {"code": code or 403, "reason": "Forbidden", "message": message or ""}
     if warnings:
         response["warnings"] = warnings
+    if audit_annotations:
+        response["auditAnnotations"] = audit_annotations
     return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
 
 

@@ -105,3 +105,41 @@ def serve(**given) -> None:
     except ServeError as e:
         raise click.ClickException(str(e)) from None
     sys.exit(0)
+
+
+@webhook.command()
+@click.option("--config", "config", required=True, type=click.Path(dir_okay=False),
+              help="numaguard config file (scope, pool or pools): what the conditions are derived from.")
+@click.option("--out", "out", type=click.Path(file_okay=False),
+              help="Write validatingwebhookconfiguration.yaml and configmap.yaml into DIR. Default: both "
+                   "to standard output.")
+@click.option("--service", default="numaguard-webhook", show_default=True, help="The webhook's Service name.")
+@click.option("--namespace", default="numaguard", show_default=True, help="The Service's namespace.")
+@click.option("--failure-policy", type=click.Choice(["Ignore", "Fail"]), default="Ignore", show_default=True)
+@click.option("--timeout", default=5, show_default=True, type=click.IntRange(1, 30),
+              help="timeoutSeconds of the webhook.")
+def manifests(config, out, service, namespace, failure_policy, timeout) -> None:
+    """Write the ValidatingWebhookConfiguration, with matchConditions derived from the config so
+    the API server calls numaguard only for objects it may judge, and the ConfigMap holding
+    that config."""
+    import os
+
+    from numaguard.lint.config import ConfigError, load_config_file
+    from numaguard.webhook.manifests import ManifestError, Target, manifests as render
+
+    try:
+        parsed = load_config_file(config)
+        with open(config, encoding="utf-8") as fh:
+            text = fh.read()
+        files = render(parsed, text, os.path.basename(config), Target(service=service, namespace=namespace),
+                       failure_policy=failure_policy, timeout=timeout)
+        if not out:
+            click.echo("---\n".join(files.values()), nl=False)
+            return
+        os.makedirs(out, exist_ok=True)
+        for name, content in files.items():
+            with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
+                fh.write(content)
+            click.echo(f"{os.path.join(out, name)}: written")
+    except (ConfigError, ManifestError, OSError) as e:
+        raise _Unusable(str(e)) from None

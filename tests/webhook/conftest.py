@@ -130,7 +130,7 @@ class Server:
 
 
 def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: tuple = (),
-                 client: str | None = None) -> Server:
+                 client: str | None = None, env: dict | None = None) -> Server:
     certs = tmp / "certs"
     if not (certs / "tls.crt").exists():
         make_certs(certs, *cert_args)
@@ -143,7 +143,7 @@ def start_server(tmp: Path, *args: str, config: str | None = CONFIG, cert_args: 
     cmd += ["--port", str(port), "--probe-port", str(probe_port), *args]
     stdout, stderr = tmp / "access.log", tmp / "server.log"
     proc = subprocess.Popen(cmd, stdout=stdout.open("w"), stderr=stderr.open("w"),
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
     server = Server(proc, port, certs / "ca.crt", certs, stdout, stderr, probe_port, client)
     try:
         server.wait_ready()

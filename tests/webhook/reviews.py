@@ -14,12 +14,16 @@ import itertools
 import json
 import uuid
 
+from numaguard.webhook.manifests import RESOURCES
+
 SERVICE = "numaguard-webhook"
 NAMESPACE = "numaguard"
 SERVICE_DNS = f"{SERVICE}.{NAMESPACE}.svc"
 
 _RESOURCES = {"Pod": ("", "pods"), "Deployment": ("apps", "deployments"), "ConfigMap": ("", "configmaps"),
-              "ReplicaSet": ("apps", "replicasets"), "CronJob": ("batch", "cronjobs")}
+              "ReplicaSet": ("apps", "replicasets"), "CronJob": ("batch", "cronjobs"),
+              "StatefulSet": ("apps", "statefulsets"), "DaemonSet": ("apps", "daemonsets"), "Job": ("batch", "jobs"),
+              "ReplicationController": ("", "replicationcontrollers")}
 _OPTIONS = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions", "DELETE": "DeleteOptions"}
 _counter = itertools.count(1)
 
@@ -108,8 +112,7 @@ def deployment(pod: dict, replicas: int = 3) -> dict:
 def review(obj: dict | None, operation: str = "CREATE", *, kind: str | None = None, old: dict | None = None,
            dry_run: bool = False, namespace: str | None = None, name: str | None = None) -> dict:
     kind = kind or (obj or old)["kind"]
-    group, resource = _RESOURCES[kind]
-    version = "v1"
+    group, version, resource = _routed_as(kind, obj or old)
     gvk = {"group": group, "version": version, "kind": kind}
     gvr = {"group": group, "version": version, "resource": resource}
     meta = (obj or old or {}).get("metadata", {})
@@ -124,6 +127,18 @@ def review(obj: dict | None, operation: str = "CREATE", *, kind: str | None = No
     if name or meta.get("name"):
         request["name"] = name or meta["name"]
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def _routed_as(kind: str, obj: dict | None) -> tuple[str, str, str]:
+    """The group, version and resource the API server names: the object's apiVersion and the
+    plural the webhook's rules give its kind (every judged kind, the workload CRDs too), else
+    the built-in kind's."""
+    if isinstance(obj, dict) and obj.get("kind") == kind and isinstance(obj.get("apiVersion"), str):
+        group, _, version = obj["apiVersion"].rpartition("/")
+        if (group, kind) in RESOURCES:
+            return group, version, RESOURCES[(group, kind)][0]
+    group, resource = _RESOURCES[kind]
+    return group, "v1", resource
 
 
 def body(payload: dict) -> bytes:

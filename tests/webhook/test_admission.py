@@ -8,6 +8,10 @@ from .reviews import burstable_pod, deployment, managed_pod, replica_pod, review
 
 NG103 = ("NG103 spec.resources: pod QoS is Burstable: pod-level requests.cpu defaulted to 1 from "
          "container 'app' requests.cpu (limits.cpu is 4); set spec.resources.requests.cpu: \"4\"")
+NG103_FIX = "Fix: Set spec.resources.requests equal to spec.resources.limits for both cpu and memory, explicitly."
+# As a warning: the message shortened so that the rule, the field and the whole fix fit in 256.
+NG103_WARNING = ("NG103 spec.resources: pod QoS is Burstable: pod-level requests.cpu defaulted to 1 from "
+                 "container 'app' requests.cpu (limits.cpu is 4); set... " + NG103_FIX)
 
 
 def test_the_service_certificate_verifies_and_tls_is_at_least_1_2(server):
@@ -45,13 +49,15 @@ def test_enforce_passes_warnings_and_meaningful_infos_one_line_each(server):
     pod = managed_pod(cpu="20", image="registry.k8s.io/pause:3.10")
     resp = server.validate(review(pod))["response"]
     assert resp["allowed"] is True
-    warnings = resp["warnings"]
-    assert [w.split(" ", 2)[:2] for w in warnings] == [["NG112", "spec.containers[0].image:"],
-                                                       ["NG302", "spec.resources.requests.cpu:"]]
-    assert all(len(w) <= 200 and "\n" not in w for w in warnings)
-    assert warnings[1].startswith("NG302 spec.resources.requests.cpu: 2 copies of this pod fit on an empty node "
-                                  "dual-socket-ht")
-    assert warnings[1].endswith("...")
+    # Rule, field, message shortened to leave room, and the whole fix: at most 256 characters.
+    assert resp["warnings"] == [
+        "NG112 spec.containers[0].image: container 'app' runs the placeholder image 'registry.k8s.io/pause:3.10': "
+        "placement can be checked, performance cannot; use... Fix: Use the real application image (or a load "
+        "generator) before drawing performance conclusions.",
+        "NG302 spec.resources.requests.cpu: 2 copies of... Fix: 16 CPUs per copy would fit 3 copies (CPUs available "
+        "per NUMA node: NUMA 0: 30, NUMA 1: 32); size the pod so whole copies tile a NUMA node, or cap the pods per "
+        "node to what the kubelet really admits."]
+    assert [len(w) for w in resp["warnings"]] == [255, 253]
 
 
 def test_numa_fit_at_admission_denies_a_pod_no_numa_node_holds(server):
@@ -65,7 +71,7 @@ def test_numa_fit_at_admission_denies_a_pod_no_numa_node_holds(server):
 def test_warn_mode_namespace_turns_errors_into_warnings(server):
     resp = server.validate(review(burstable_pod(namespace="team-warn")))["response"]
     assert resp["allowed"] is True
-    assert resp["warnings"] == [NG103]
+    assert resp["warnings"] == [NG103_WARNING]
     assert server.access_log()[-1]["decision"] == "warn"
 
 
@@ -95,19 +101,54 @@ def test_update_denies_only_what_the_new_object_makes_worse(server):
     scaled = copy.deepcopy(bad)
     scaled["spec"]["replicas"] = 10
     scaled["metadata"]["labels"] = {"team": "trading"}
-    # Scaling and relabelling a Deployment that already has the error: allowed, error repeated as warning.
+    # Scaling and relabelling a Deployment that already has the error: allowed, the error repeated
+    # as a warning, after one that says what becomes of the new pods and what to do.
     resp = server.validate(review(scaled, "UPDATE", old=bad))["response"]
     assert resp["allowed"] is True
-    assert resp["warnings"] == [NG103.replace("spec.resources", "spec.template.spec.resources", 1)]
+    assert resp["warnings"] == [
+        "numaguard: allowed because this Deployment already had the 1 error below; the pods its controllers "
+        "create are admitted as replicas of a judged Deployment and keep it: fix the template to give them "
+        "their NUMA placement",
+        "NG103 spec.template.spec.resources: (unchanged by this update) pod QoS is Burstable: pod-level "
+        "requests.cpu defaulted to 1 from container 'app'... " + NG103_FIX]
+    assert all(len(w) <= 256 for w in resp["warnings"])
     # An update that introduces the error: denied.
     good = deployment(managed_pod())
     resp = server.validate(review(bad, "UPDATE", old=good))["response"]
     assert resp["allowed"] is False
     assert resp["status"]["message"].split("\n")[1].startswith(
         "NG103 spec.template.spec.resources: pod QoS is Burstable")
+    # An update that adds an error to one it keeps: denied for the new one; the kept one is a
+    # warning, without the word that the update is allowed.
+    worse = copy.deepcopy(bad)
+    worse["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "8"}
+    resp = server.validate(review(worse, "UPDATE", old=bad))["response"]
+    assert resp["allowed"] is False
+    assert resp["status"]["message"].split("\n")[1].startswith("NG106 spec.template.spec.containers[0].resources")
+    assert resp["warnings"] == [
+        "NG103 spec.template.spec.resources: (unchanged by this update) pod QoS is Burstable: pod-level "
+        "requests.cpu defaulted to 1 from container 'app'... " + NG103_FIX]
     # Rolling back to the good template: allowed, nothing to say.
     resp = server.validate(review(good, "UPDATE", old=bad))["response"]
     assert resp == {"uid": resp["uid"], "allowed": True}
+
+
+def test_update_does_not_repeat_warnings_or_infos_the_old_object_had(server):
+    """NG112 (an info worth a warning) and NG302 (a warning) in both: nothing to say. Added by the
+    update: said."""
+    noisy = deployment(managed_pod(cpu="20", image="registry.k8s.io/pause:3.10"))
+    rescaled = copy.deepcopy(noisy)
+    rescaled["spec"]["replicas"] = 7
+    resp = server.validate(review(rescaled, "UPDATE", old=noisy))["response"]
+    assert resp == {"uid": resp["uid"], "allowed": True}
+    quiet = deployment(managed_pod(cpu="20"))
+    resp = server.validate(review(noisy, "UPDATE", old=quiet))["response"]
+    assert [w.split(" ", 1)[0] for w in resp["warnings"]] == ["NG112"]
+    for ns in ("team-warn",):
+        old, new = copy.deepcopy(noisy), copy.deepcopy(rescaled)
+        old["metadata"]["namespace"] = new["metadata"]["namespace"] = ns
+        resp = server.validate(review(new, "UPDATE", old=old))["response"]
+        assert resp == {"uid": resp["uid"], "allowed": True}
 
 
 def test_delete_with_null_object_is_allowed_untouched(server):
@@ -121,9 +162,20 @@ def test_delete_with_null_object_is_allowed_untouched(server):
 def test_pod_update_and_subresources_are_not_judged(server):
     resp = server.validate(review(burstable_pod(), "UPDATE", old=burstable_pod()))["response"]
     assert resp["allowed"] is True and "warnings" not in resp
-    scale = review(deployment(burstable_pod()), "UPDATE", old=deployment(burstable_pod()))
-    scale["request"]["subResource"] = "scale"
-    assert server.validate(scale)["response"]["allowed"] is True
+    # A status or scale write carries the whole workload; one whose template would add an error
+    # (and so be denied as a plain UPDATE) is not judged at all.
+    good, bad = deployment(managed_pod()), deployment(burstable_pod())
+    for sub in ("status", "scale"):
+        sent = review(bad, "UPDATE", old=good)
+        sent["request"]["subResource"] = sent["request"]["requestSubResource"] = sub
+        resp = server.validate(sent)["response"]
+        assert resp == {"uid": sent["request"]["uid"], "allowed": True}
+        entry = next(e for e in server.access_log() if e.get("uid") == sent["request"]["uid"])
+        assert (entry["decision"], entry["note"], entry["rules"]) == ("allow", "operation not judged", [])
+    # And a pod's ephemeralcontainers (UPDATE) or binding (CREATE of a Binding) likewise.
+    sent = review(burstable_pod())
+    sent["request"]["subResource"] = "binding"
+    assert server.validate(sent)["response"] == {"uid": sent["request"]["uid"], "allowed": True}
 
 
 def test_unknown_kind_is_allowed_untouched(server):
@@ -189,4 +241,5 @@ def test_many_findings_are_capped_with_a_count(server):
     assert len(warnings) == 12
     assert warnings[-1].startswith("numaguard: ") and warnings[-1].endswith(
         " more findings; run `numaguard lint` on the manifest")
-    assert sum(map(len, warnings)) < 3000 and all(len(w) <= 200 for w in warnings)
+    assert warnings[-1] == "numaguard: 20 more findings; run `numaguard lint` on the manifest"
+    assert sum(map(len, warnings)) < 3000 and all(len(w) <= 256 for w in warnings)

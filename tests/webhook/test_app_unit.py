@@ -8,9 +8,9 @@ import json
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.model import Finding, Severity
 from numaguard.webhook import create_app
-from numaguard.webhook.decide import FindingsCache, Policy, format_warnings
+from numaguard.webhook.decide import Policy, format_warnings
 from numaguard.webhook.settings import WebhookSettings
-from .reviews import POOL_CONFIG, burstable_pod, managed_pod, replica_pod, review
+from .reviews import POOL_CONFIG, burstable_pod, managed_pod, review
 
 
 def _app(mode: str, log: io.StringIO):
@@ -45,33 +45,57 @@ def test_the_bench_route_exists_only_when_asked_for():
         "uid": sent["request"]["uid"], "allowed": True}
 
 
-def test_the_cache_ignores_per_replica_metadata_but_not_labels_annotations_or_spec():
-    cache, judged = FindingsCache(size=2), []
-
-    def judge(obj):
-        judged.append(obj)
-        return []
-
-    template = managed_pod()
-    cache.findings(replica_pod(template), judge)
-    cache.findings(replica_pod(template), judge)          # another replica: new uid, same spec
-    assert (len(judged), cache.hits) == (1, 1)
-    other = replica_pod(template)
-    other["metadata"]["annotations"] = {"numaguard.io/ignore": "NG103"}
-    cache.findings(other, judge)
-    relabelled = replica_pod(template)
-    relabelled["metadata"]["labels"]["tier"] = "gold"
-    cache.findings(relabelled, judge)
-    assert len(judged) == 3
-    cache.findings(replica_pod(template), judge)          # evicted (size 2): judged again
-    assert len(judged) == 4
-
-
 def test_warnings_are_capped_in_count_and_size():
     long = Finding(rule="NG302", name="x", severity=Severity.WARNING, message="word " * 100, remediation="",
                    path="spec.resources")
     out = format_warnings([long] * 20)
     assert len(out) == 12
-    assert out[0] == "NG302 spec.resources: " + ("word " * 100)[:175].rstrip() + "..."
-    assert len(out[0]) <= 200
+    # cut at a word's end, within 256
+    assert out[0] == "NG302 spec.resources: " + ("word " * 46).rstrip() + "..."
+    assert len(out[0]) == 254
     assert out[-1] == "numaguard: 9 more findings; run `numaguard lint` on the manifest"
+
+
+def test_metrics_label_only_judged_kinds_whatever_a_client_sends():
+    """Label values live as long as the process and must encode as UTF-8: a kind a client made
+    up (here a lone surrogate, which JSON carries) is counted as "other"."""
+    app = _app("enforce", io.StringIO())
+    for kind in ("\ud800", "ConfigMap", "x" * 1000):
+        sent = review(managed_pod())
+        sent["request"]["kind"] = {"group": "", "version": "v1", "kind": kind}
+        assert app.post("/validate", json=sent).get_json()["response"]["allowed"] is True
+    metrics = app.get("/metrics")
+    assert metrics.status_code == 200
+    assert 'numaguard_webhook_requests_total{decision="allow",kind="other",operation="CREATE"} 3.0' in (
+        metrics.get_data(as_text=True))
+
+
+def _deep(depth: int) -> object:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_an_object_too_deep_to_judge_is_ng002_and_a_recursion_bug_is_an_internal_error(monkeypatch):
+    """repr() and the engine recurse: an object that exhausts the stack is refused as NG002 (no
+    stored object nests beyond a few dozen levels); the same error on an ordinary object is a
+    bug, which the fail-safe answers."""
+    from numaguard.webhook import decide as module
+    from numaguard.webhook.review import parse_review
+
+    pod = managed_pod()
+    pod["spec"]["containers"][0]["env"] = _deep(20_000)
+    decision = module.judge(parse_review(review(pod)), Policy(config_from_dict({})))
+    assert (decision.allowed, decision.code, decision.error_id) == (False, 403, "")
+    assert decision.message == ("numaguard denied the request: NG002 request.object.spec.containers[0].env"
+                                + "[0]" * 60 + ": nested more than 64 levels deep, too deep to read; numaguard "
+                                "could not judge it")
+
+    def recursing(*args, **kwargs):
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(module, "lint_documents", recursing)
+    decision = module.judge(parse_review(review(managed_pod())), Policy(config_from_dict({})))
+    assert (decision.allowed, decision.note) == (False, "internal error")
+    assert "RecursionError: maximum recursion depth exceeded" in decision.error_trace

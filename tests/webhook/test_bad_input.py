@@ -28,6 +28,8 @@ def _good(server) -> None:
      "request is missing or not an object"),
     (body({**review(managed_pod()), "request": {**review(managed_pod())["request"], "uid": None}}), "no-uid",
      "request.uid is missing or not a non-empty string"),
+    (body({**review(managed_pod()), "request": {**review(managed_pod())["request"], "uid": ""}}), "no-uid",
+     "request.uid is missing or not a non-empty string"),
     (body({**review(managed_pod()), "request": {**review(managed_pod())["request"], "kind": "Pod"}}), "bad-kind",
      "request.kind must be an object with string group, version and kind"),
     (body({**review(managed_pod()), "request": {**review(managed_pod())["request"], "operation": "PATCH"}}),

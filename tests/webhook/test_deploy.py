@@ -124,8 +124,8 @@ def test_the_webhook_configuration_says_what_the_issue_asks(built):
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "numaguard"]}]
     assert [(r["apiGroups"], r["operations"], r["resources"]) for r in hook["rules"][:4]] == [
         ([""], ["CREATE"], ["pods"]),
-        ([""], ["CREATE", "UPDATE"], ["replicationcontrollers", "podtemplates"]),
-        (["apps"], ["CREATE", "UPDATE"], ["deployments", "statefulsets", "daemonsets", "replicasets"]),
+        ([""], ["CREATE", "UPDATE"], ["podtemplates", "replicationcontrollers"]),
+        (["apps"], ["CREATE", "UPDATE"], ["deployments", "replicasets", "statefulsets", "daemonsets"]),
         (["batch"], ["CREATE", "UPDATE"], ["jobs", "cronjobs"])]
     service = _one(built["default"], "Service")
     assert service["spec"]["ports"] == [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"},
