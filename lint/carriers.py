@@ -109,6 +109,56 @@ class PodCarrier:
         return not self.versions or version in self.versions
 
 
+# The resource names and scopes of the built-in carriers (BUILTIN_CARRIERS below), as
+# the API server serves them: k8s.io/api for the built-in kinds, and each CRD's
+# spec.names.plural and scope (config/crd/bases/<group>_<plural>.yaml in the repository the
+# carrier table cites). tests/webhook/test_manifests.py checks that it covers exactly the table. `numaguard webhook
+# manifests` and `numaguard export admission-policy` route the kinds to numaguard by it.
+NAMESPACED, CLUSTER, ANY_SCOPE = "Namespaced", "Cluster", "*"
+CARRIER_RESOURCES: dict[tuple[str, str], tuple[str, str]] = {
+    ("", "Pod"): ("pods", NAMESPACED),
+    ("", "PodTemplate"): ("podtemplates", NAMESPACED),
+    ("", "ReplicationController"): ("replicationcontrollers", NAMESPACED),
+    ("apps", "Deployment"): ("deployments", NAMESPACED),
+    ("apps", "ReplicaSet"): ("replicasets", NAMESPACED),
+    ("apps", "StatefulSet"): ("statefulsets", NAMESPACED),
+    ("apps", "DaemonSet"): ("daemonsets", NAMESPACED),
+    ("batch", "Job"): ("jobs", NAMESPACED),
+    ("batch", "CronJob"): ("cronjobs", NAMESPACED),
+    ("argoproj.io", "Rollout"): ("rollouts", NAMESPACED),
+    ("apps.kruise.io", "CloneSet"): ("clonesets", NAMESPACED),
+    ("apps.kruise.io", "StatefulSet"): ("statefulsets", NAMESPACED),
+    ("apps.kruise.io", "DaemonSet"): ("daemonsets", NAMESPACED),
+    ("apps.kruise.io", "BroadcastJob"): ("broadcastjobs", NAMESPACED),
+    ("apps.kruise.io", "AdvancedCronJob"): ("advancedcronjobs", NAMESPACED),
+    ("apps.kruise.io", "UnitedDeployment"): ("uniteddeployments", NAMESPACED),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", NAMESPACED),
+    ("disaggregatedset.x-k8s.io", "DisaggregatedSet"): ("disaggregatedsets", NAMESPACED),
+    ("jobset.x-k8s.io", "JobSet"): ("jobsets", NAMESPACED),
+    ("kubeflow.org", "PyTorchJob"): ("pytorchjobs", NAMESPACED),
+    ("kubeflow.org", "TFJob"): ("tfjobs", NAMESPACED),
+    ("kubeflow.org", "XGBoostJob"): ("xgboostjobs", NAMESPACED),
+    ("kubeflow.org", "PaddleJob"): ("paddlejobs", NAMESPACED),
+    ("kubeflow.org", "JAXJob"): ("jaxjobs", NAMESPACED),
+    ("kubeflow.org", "MPIJob"): ("mpijobs", NAMESPACED),
+    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", NAMESPACED),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", CLUSTER),
+    ("ray.io", "RayCluster"): ("rayclusters", NAMESPACED),
+    ("ray.io", "RayJob"): ("rayjobs", NAMESPACED),
+    ("ray.io", "RayService"): ("rayservices", NAMESPACED),
+    ("ray.io", "RayCronJob"): ("raycronjobs", NAMESPACED),
+    ("batch.volcano.sh", "Job"): ("jobs", NAMESPACED),
+    ("batch.volcano.sh", "CronJob"): ("cronjobs", NAMESPACED),
+    ("serving.knative.dev", "Service"): ("services", NAMESPACED),
+    ("serving.knative.dev", "Configuration"): ("configurations", NAMESPACED),
+}
+
+
+class UnknownResource(ValueError):
+    """A config carrier kind whose resource name is needed (admission rules route by resource)
+    but not given."""
+
+
 @dataclass(frozen=True)
 class PodCarriers:
     """The carrier table: looked up by (group, kind) and then by version. Earlier entries win,
@@ -140,6 +190,22 @@ class PodCarriers:
                 tuple(dict.fromkeys(v for c in entries for v in c.versions))
             out[(group, kind)] = versions
         return out
+
+    def resource_of(self, group: str, kind: str) -> tuple[str, str]:
+        """The resource name and scope the API server serves a carrier kind under: the
+        built-in table's (`CARRIER_RESOURCES`), else its config entry's `resource:` (any scope:
+        the config does not say). UnknownResource when neither gives it: a plural guessed from
+        the kind would silently route nothing when the CRD names it otherwise."""
+        if (group, kind) in CARRIER_RESOURCES:
+            return CARRIER_RESOURCES[(group, kind)]
+        entries = self._index.get((group, kind), ())
+        named = next((c.resource for c in entries if c.resource), "")
+        if not named:
+            origin = entries[0].origin if entries else "podTemplates"
+            raise UnknownResource(f"{origin}: give `resource:` for {kind} ({group}): the name its CRD serves it "
+                                  f"under (spec.names.plural, e.g. {kind.lower()}s), which admission rules "
+                                  f"route by")
+        return named, ANY_SCOPE
 
     def with_first(self, extra: tuple[PodCarrier, ...]) -> PodCarriers:
         return PodCarriers(extra + self.carriers) if extra else self

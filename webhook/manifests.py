@@ -62,7 +62,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, Step, TemplatePath
+from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, Step, TemplatePath, UnknownResource
 from numaguard.lint.config import Config
 from numaguard.lint.model import PoolSettings
 from numaguard.webhook.decide import judged_kinds
@@ -75,50 +75,6 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _RESERVED = frozenset({"as", "break", "const", "continue", "else", "for", "function", "if", "import", "let",
                        "loop", "package", "namespace", "return", "var", "void", "while", "in", "true",
                        "false", "null"})
-
-# The resource names and scopes of the built-in carriers (lint/carriers.py BUILTIN_CARRIERS), as
-# the API server serves them: k8s.io/api for the built-in kinds, and each CRD's
-# spec.names.plural and scope (config/crd/bases/<group>_<plural>.yaml in the repository the
-# carrier table cites). tests/webhook/test_manifests.py checks that it covers exactly the table.
-NAMESPACED, CLUSTER, ANY_SCOPE = "Namespaced", "Cluster", "*"
-RESOURCES: dict[tuple[str, str], tuple[str, str]] = {
-    ("", "Pod"): ("pods", NAMESPACED),
-    ("", "PodTemplate"): ("podtemplates", NAMESPACED),
-    ("", "ReplicationController"): ("replicationcontrollers", NAMESPACED),
-    ("apps", "Deployment"): ("deployments", NAMESPACED),
-    ("apps", "ReplicaSet"): ("replicasets", NAMESPACED),
-    ("apps", "StatefulSet"): ("statefulsets", NAMESPACED),
-    ("apps", "DaemonSet"): ("daemonsets", NAMESPACED),
-    ("batch", "Job"): ("jobs", NAMESPACED),
-    ("batch", "CronJob"): ("cronjobs", NAMESPACED),
-    ("argoproj.io", "Rollout"): ("rollouts", NAMESPACED),
-    ("apps.kruise.io", "CloneSet"): ("clonesets", NAMESPACED),
-    ("apps.kruise.io", "StatefulSet"): ("statefulsets", NAMESPACED),
-    ("apps.kruise.io", "DaemonSet"): ("daemonsets", NAMESPACED),
-    ("apps.kruise.io", "BroadcastJob"): ("broadcastjobs", NAMESPACED),
-    ("apps.kruise.io", "AdvancedCronJob"): ("advancedcronjobs", NAMESPACED),
-    ("apps.kruise.io", "UnitedDeployment"): ("uniteddeployments", NAMESPACED),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", NAMESPACED),
-    ("disaggregatedset.x-k8s.io", "DisaggregatedSet"): ("disaggregatedsets", NAMESPACED),
-    ("jobset.x-k8s.io", "JobSet"): ("jobsets", NAMESPACED),
-    ("kubeflow.org", "PyTorchJob"): ("pytorchjobs", NAMESPACED),
-    ("kubeflow.org", "TFJob"): ("tfjobs", NAMESPACED),
-    ("kubeflow.org", "XGBoostJob"): ("xgboostjobs", NAMESPACED),
-    ("kubeflow.org", "PaddleJob"): ("paddlejobs", NAMESPACED),
-    ("kubeflow.org", "JAXJob"): ("jaxjobs", NAMESPACED),
-    ("kubeflow.org", "MPIJob"): ("mpijobs", NAMESPACED),
-    ("trainer.kubeflow.org", "TrainingRuntime"): ("trainingruntimes", NAMESPACED),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): ("clustertrainingruntimes", CLUSTER),
-    ("ray.io", "RayCluster"): ("rayclusters", NAMESPACED),
-    ("ray.io", "RayJob"): ("rayjobs", NAMESPACED),
-    ("ray.io", "RayService"): ("rayservices", NAMESPACED),
-    ("ray.io", "RayCronJob"): ("raycronjobs", NAMESPACED),
-    ("batch.volcano.sh", "Job"): ("jobs", NAMESPACED),
-    ("batch.volcano.sh", "CronJob"): ("cronjobs", NAMESPACED),
-    ("serving.knative.dev", "Service"): ("services", NAMESPACED),
-    ("serving.knative.dev", "Configuration"): ("configurations", NAMESPACED),
-}
-
 
 class ManifestError(ValueError):
     """The config cannot be turned into manifests (a `podTemplates` kind without `resource`)."""
@@ -348,16 +304,12 @@ def webhook_rules(carriers: PodCarriers) -> list[dict[str, Any]]:
 
 
 def _resource(carriers: PodCarriers, group: str, kind: str) -> tuple[str, str]:
-    """The resource name and scope of a judged kind: the built-in table's, or the one its
-    `podTemplates` entry gives (any scope: the config does not say)."""
-    if (group, kind) in RESOURCES:
-        return RESOURCES[(group, kind)]
-    entry = next(c for c in carriers.carriers if (c.group, c.kind) == (group, kind))
-    named = next((c.resource for c in carriers.carriers if (c.group, c.kind) == (group, kind) and c.resource), "")
-    if not named:
-        raise ManifestError(f"{entry.origin}: give `resource:` for {kind} ({group}): the name its CRD serves it "
-                            f"under (spec.names.plural, e.g. {kind.lower()}s), which the webhook's rule needs")
-    return named, ANY_SCOPE
+    """The resource name and scope of a judged kind (`PodCarriers.resource_of`); ManifestError
+    for a `podTemplates` kind without `resource:`."""
+    try:
+        return carriers.resource_of(group, kind)
+    except UnknownResource as e:
+        raise ManifestError(str(e)) from None
 
 
 def validating_webhook_configuration(config: Config, target: Target = Target(), *,

@@ -31,6 +31,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from numaguard.lint.carriers import UnknownResource
 from numaguard.lint.config import Config
 from numaguard.lint.export.cel import record, string, strings
 from numaguard.lint.export.pod_rules_cel import BOUNDS, PodRulesCel
@@ -47,20 +48,6 @@ _VARIABLE = re.compile(r"variables\.([A-Za-z_][A-Za-z0-9_]*)")
 
 class ExportError(ValueError):
     """The config cannot be exported (a carrier path the policy cannot walk)."""
-
-
-def resource_name(kind: str) -> str:
-    """The resource of a kind as kubectl guesses it (apimachinery meta.UnsafeGuessKindToResource):
-    lower case, then -es after s, -ies for a final y, -s otherwise. Every built-in carrier's
-    resource is its kind so made (their CRDs' spec.names.plural)."""
-    lower = kind.lower()
-    if lower.endswith("endpoints"):
-        return lower
-    if lower.endswith("s"):
-        return lower + "es"
-    if lower.endswith("y"):
-        return lower[:-1] + "ies"
-    return lower + "s"
 
 
 @dataclass(frozen=True)
@@ -196,10 +183,13 @@ class PolicyBuilder:
         rules: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
         for (group, kind), versions in self.carriers.kinds().items():
             ops = ("CREATE",) if (group, kind) == ("", "Pod") else ("CREATE", "UPDATE")
-            key = (group, versions or ("*",), ops)
-            resources = rules.setdefault(key, [])
-            if resource_name(kind) not in resources:
-                resources.append(resource_name(kind))
+            try:
+                resource, _ = self.carriers.resource_of(group, kind)
+            except UnknownResource as e:
+                raise ExportError(str(e)) from None
+            resources = rules.setdefault((group, versions or ("*",), ops), [])
+            if resource not in resources:
+                resources.append(resource)
         return [{"apiGroups": [group], "apiVersions": list(versions), "operations": list(ops),
                  "resources": resources, "scope": "*"} for (group, versions, ops), resources in rules.items()]
 

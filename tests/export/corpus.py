@@ -36,7 +36,7 @@ CONFIGS = {
                    "taint": POOL["taint"]},
                   {"name": "gpu", "taint": {"key": "gpu.example.com/dedicated", "value": "true", "effect": "NoSchedule"}},
                   {"name": "edge", "nodeLabels": {"node.example.com/pool": "edge"}}],
-        "podTemplates": [{"apiVersion": "training.example.com/v1", "kind": "TrainingJob",
+        "podTemplates": [{"apiVersion": "training.example.com/v1", "kind": "TrainingJob", "resource": "trainingjobs",
                           "paths": ["spec.launcher?.template", "spec.roles?.*.template", "spec.workers[*].template"]}]},
 }
 

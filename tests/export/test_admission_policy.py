@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from numaguard.lint.config import config_from_dict
-from numaguard.lint.export.admission_policy import admission_policy, bindings, resource_name
-from numaguard.lint.carriers import BUILTIN_CARRIERS
+from numaguard.lint.export.admission_policy import ExportError, admission_policy, bindings
+from numaguard.lint.carriers import BUILTIN_CARRIERS, CARRIER_RESOURCES
 
 from conftest import numaguard_exe
 from .corpus import CONFIGS, POOL
@@ -66,14 +66,24 @@ def test_the_policies_match_every_carrier_kind_pods_on_create_workloads_on_creat
     assert rules[2] == {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                         "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"], "scope": "*"}
     listed = {(r["apiGroups"][0], res) for r in rules for res in r["resources"]}
-    assert listed == {(c.group, resource_name(c.kind)) for c in BUILTIN_CARRIERS.carriers}
+    assert listed == {(group, resource) for (group, _), (resource, _) in CARRIER_RESOURCES.items()}
     assert len(listed) == 35
     assert WARNINGS["spec"]["matchConstraints"] == ERRORS["spec"]["matchConstraints"]
 
 
-def test_resource_names_are_guessed_as_kubectl_guesses_them():
-    assert [resource_name(k) for k in ("Pod", "JobSet", "PyTorchJob", "Policy", "Ingress", "Endpoints")] == [
-        "pods", "jobsets", "pytorchjobs", "policies", "ingresses", "endpoints"]
+def test_resources_are_the_ones_the_crds_serve_and_a_config_kind_must_name_its_own():
+    config = config_from_dict({"podTemplates": [{"apiVersion": "training.example.com/v1", "kind": "TrainingJob",
+                                                 "paths": ["spec.template"]}]})
+    with pytest.raises(ExportError) as e:
+        admission_policy(config)
+    assert str(e.value) == ("podTemplates.0: give `resource:` for TrainingJob (training.example.com): the "
+                            "name its CRD serves it under (spec.names.plural, e.g. trainingjobs), which admission "
+                            "rules route by")
+    named = config_from_dict({"podTemplates": [{"apiVersion": "training.example.com/v1", "kind": "TrainingJob",
+                                                "resource": "trainjobz", "paths": ["spec.template"]}]})
+    rules = admission_policy(named)[0]["spec"]["matchConstraints"]["resourceRules"]
+    assert rules[0] == {"apiGroups": ["training.example.com"], "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"], "resources": ["trainjobz"], "scope": "*"}
 
 
 @pytest.mark.parametrize("mode, errors, warnings", [

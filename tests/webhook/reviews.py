@@ -14,7 +14,7 @@ import itertools
 import json
 import uuid
 
-from numaguard.webhook.manifests import RESOURCES
+from numaguard.lint.carriers import CARRIER_RESOURCES as RESOURCES
 
 SERVICE = "numaguard-webhook"
 NAMESPACE = "numaguard"

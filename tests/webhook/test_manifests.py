@@ -19,7 +19,8 @@ from numaguard.lint.config import config_from_dict, load_config_file
 from numaguard.lint.engine import lint_documents
 from numaguard.webhook.cache import judged_view
 from numaguard.webhook.decide import JUDGED
-from numaguard.webhook.manifests import (CONFIGMAP_FILE, RESOURCES, VWC_FILE, _Targets, cel_string, match_conditions,
+from numaguard.lint.carriers import CARRIER_RESOURCES as RESOURCES
+from numaguard.webhook.manifests import (CONFIGMAP_FILE, VWC_FILE, _Targets, cel_string, match_conditions,
                                          validating_webhook_configuration, webhook_rules)
 from .conftest import NUMAGUARD
 from .judged_objects import ROOT, judged_objects
@@ -347,7 +348,7 @@ def test_a_config_kind_without_its_resource_name_is_refused_by_manifests(tmp_pat
                          capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == ("Error: podTemplates.0: give `resource:` for Trainer (ml.example.com): the name its CRD "
-                          "serves it under (spec.names.plural, e.g. trainers), which the webhook's rule needs\n")
+                          "serves it under (spec.names.plural, e.g. trainers), which admission rules route by\n")
     (tmp_path / "c.yaml").write_text(TRAINER)
     run = subprocess.run([*NUMAGUARD, "webhook", "manifests", "--config", str(tmp_path / "c.yaml")],
                          capture_output=True, text=True, timeout=60)
