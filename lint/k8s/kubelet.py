@@ -372,8 +372,17 @@ _GO_DECIMAL_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _FLOAT32_OVERFLOW = Decimal(2**128 - 2**103)
 
 
+def _float32_bits(x: float) -> int:
+    """The IEEE bits of `x` rounded to float32 (nearest, ties to even, as Go's float32(x))."""
+    return struct.unpack("<I", struct.pack("<f", x))[0]
+
+
+def _float32_of_bits(bits: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
 def _float32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    return _float32_of_bits(_float32_bits(x))
 
 
 def _nearest_float32(d: Decimal) -> float:
@@ -382,11 +391,11 @@ def _nearest_float32(d: Decimal) -> float:
     Beyond the largest float32 (by half a step) it is infinite, as ParseFloat's ErrRange."""
     if abs(d) >= _FLOAT32_OVERFLOW:
         return math.copysign(math.inf, d)
-    first = _float32(float(d))
-    bits = struct.unpack("<I", struct.pack("<f", first))[0]
-    near = [first] + [struct.unpack("<f", struct.pack("<I", b))[0]
-                      for b in (bits - 1, bits + 1) if 0 <= b < 0x7F800000 or 0x80000000 <= b < 0xFF800000]
-    return min(near, key=lambda f: (abs(Decimal(f) - d), struct.unpack("<I", struct.pack("<f", f))[0] & 1))
+    bits = _float32_bits(float(d))
+    # the finite float32 values one step either side (bit patterns below +inf and -inf)
+    near = [_float32_of_bits(b) for b in (bits, bits - 1, bits + 1)
+            if 0 <= b < 0x7F800000 or 0x80000000 <= b < 0xFF800000]
+    return min(near, key=lambda f: (abs(Decimal(f) - d), _float32_bits(f) & 1))
 
 
 def parse_eviction_value(value: str) -> tuple[Decimal, Decimal | None]:
