@@ -32,7 +32,9 @@ TRICKLE_BODY_BYTES = 1000
 @dataclass
 class Held:
     sock: socket.socket
-    opened: float
+    opened: float                 # when the client had the connection (after connect and TLS)
+    started: float                # when the client began to connect: the server cannot have
+                                  # accepted it, nor started its deadline, before this
     closed: float | None = None
     received: bytes = b""
 
@@ -57,6 +59,7 @@ class HeldConnections:
         self._watcher.start()
 
     def _open_one(self) -> Held | None:
+        started = time.monotonic()
         raw = socket.create_connection(("127.0.0.1", self.port), self.open_timeout)
         raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock: socket.socket = raw
@@ -70,7 +73,7 @@ class HeldConnections:
         except OSError:                     # timeouts and TLS errors included
             sock.close()
             return None
-        held = Held(sock, time.monotonic())
+        held = Held(sock, time.monotonic(), started)
         sock.setblocking(False)
         return held
 
@@ -122,9 +125,13 @@ class HeldConnections:
             time.sleep(0.05)
         return self.open_count() == 0
 
-    def close_delays(self) -> list[float]:
-        """Seconds from each connection's opening to the server's close, for the closed ones."""
-        return sorted(h.closed - h.opened for h in self.held if h.closed is not None)
+    def close_delays(self, since_start: bool = False) -> list[float]:
+        """Seconds from each connection's opening to the server's close, for the closed ones;
+        `since_start`: from when the client began to connect, the earliest the server's
+        deadline can have started (a lower bound that a thread of ours descheduled between
+        connecting and reading the clock cannot undercut)."""
+        return sorted(h.closed - (h.started if since_start else h.opened)
+                      for h in self.held if h.closed is not None)
 
     def stop(self) -> None:
         self._stop.set()
