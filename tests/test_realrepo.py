@@ -41,7 +41,7 @@ def test_mixed_tree_has_only_its_true_errors_and_counts_every_skip():
     assert summary["skippedByReason"] == {"not-kubernetes": 5, "template": 2, "patch": 6,
                                           "unknown-kind": 4, "dangling-symlink": 0, "deletion": 0}
     assert summary["hint"] == (
-        "2 template file(s) skipped and 1 Helm chart(s) found; lint what they render: "
+        "2 template file(s) skipped (Helm 2) and 1 Helm chart(s) found; lint what they render: "
         "`helm template CHART | numaguard lint -` or `kustomize build DIR | numaguard lint -`")
 
 
@@ -96,7 +96,7 @@ def test_text_report_prints_the_hint_once_and_the_skips_by_reason():
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines == [
-        "note: 2 template file(s) skipped and 1 Helm chart(s) found; lint what they render: "
+        "note: 2 template file(s) skipped (Helm 2) and 1 Helm chart(s) found; lint what they render: "
         "`helm template CHART | numaguard lint -` or `kustomize build DIR | numaguard lint -`",
         "8 file(s), 0 object(s) checked, 9 skipped (3 not-kubernetes, 2 template, 4 patch), "
         "0 opted out: 0 error(s), 0 warning(s), 0 info, 0 suppressed"]

@@ -93,6 +93,7 @@ from numaguard.lint.k8s.kubelet_dropin import value_exists
 from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
                                                rendered_profile)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
+from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
@@ -119,10 +120,13 @@ OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's
 class PlatformError(ValueError):
     """A platform object whose kubelet part has the wrong shape (NG002); `path` is where."""
 
-    def __init__(self, path: Path, message: str) -> None:
+    def __init__(self, path: Path, message: str, severity: Severity | None = None,
+                 remediation: str | None = None) -> None:
         super().__init__(message)
         self.path = path
         self.message = message
+        self.severity = severity        # None: an error (the platform refuses the object)
+        self.remediation = remediation  # None: NG002's own
 
 
 @dataclass
@@ -165,6 +169,10 @@ class PlatformKubelet:
     # The kubelet's own version when the carrier pins it (a kind node's image), else None: the
     # run's target version. The kubelet rules judge the carrier for this version.
     kubernetes_version: tuple[int, int] | None = None
+    # The programs that render the carrier's strings before its platform reads them
+    # (numaguard.lint.load.later_stages): a finding on a value holding one of their expressions
+    # is NG003 instead. Cluster API's cloud-config machines add cloud-init's Jinja.
+    later_stages: tuple[LaterStage, ...] = VALUE_STAGES
 
     def place(self, path: Path) -> Place:
         """Where a finding on `path` (relative to the effective configuration) is reported."""

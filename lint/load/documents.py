@@ -33,14 +33,14 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
 from numaguard.lint.load.files import CHECKPOINT_NAMES, STDIN_ARGUMENT, input_files
-from numaguard.lint.load import skips
+from numaguard.lint.load import later_stages, skips
 from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
 from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, DuplicateKeyError, EventBuilder,
@@ -83,6 +83,8 @@ class LoadError:
     line: int | None
     column: int | None
     message: str
+    # where the construct the parser gave up on began (a simple key, a block mapping)
+    context: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------- loading text
@@ -105,8 +107,9 @@ def load_text(text: str | bytes, source: str, *, whole_file: bool = True) -> tup
         documents, starts, errors, parse_failed = _load_yaml(text, source, roots)
     except Exception as exc:                    # belt and braces: nothing escapes
         return [], [LoadError(source, None, None, f"cannot parse: {exc}")]
-    if skips.looks_templated(text, bool(errors)):
-        return [template_document(source)], []
+    stage = later_stages.template_stage(text, bool(errors))
+    if stage is not None:
+        return [template_document(source, stage)], []
     if parse_failed and text.lstrip()[:1] in ("{", "["):
         # JSON that YAML refuses (tabs, long keys, concatenated objects): read it as kubectl
         # does, as a stream of JSON values (k8s.io/apimachinery/pkg/util/yaml, YAMLOrJSONDecoder).
@@ -137,8 +140,9 @@ def _file_verdict(text: str, source: str, documents: list[Document], errors: lis
     """
     if parse_failed == SYNTAX and os.path.basename(source) not in CHECKPOINT_NAMES:   # NG406 judges those
         error = errors[-1]
-        if skips.placeholder_at(text, error.line, error.column):
-            return [template_document(source)]
+        stage = later_stages.placeholder_stage(text, (error.line, error.column), error.context or (None, None))
+        if stage is not None:
+            return [template_document(source, stage)]
         detail = skips.unparsed_non_object(text)
         if detail is not None:
             return [Document(source, 0, None, 1, _NO_IGNORES, skip=skips.NOT_KUBERNETES, skip_detail=detail)]
@@ -148,9 +152,10 @@ def _file_verdict(text: str, source: str, documents: list[Document], errors: lis
     return None
 
 
-def template_document(source: str) -> Document:
-    """The one Document standing for a template file (Helm, Jinja): skipped, counted."""
-    return Document(source, 0, None, 1, _NO_IGNORES, skip=skips.TEMPLATE)
+def template_document(source: str, stage: later_stages.LaterStage) -> Document:
+    """The one Document standing for a template file (Helm, Jinja, a file with placeholders):
+    skipped, counted by the stage that renders it (`skip_detail`)."""
+    return Document(source, 0, None, 1, _NO_IGNORES, skip=skips.TEMPLATE, skip_detail=stage.name)
 
 
 def looks_plain(text: str) -> bool:
@@ -390,7 +395,9 @@ def _yaml_error(exc: Exception, source: str, text: str, byte_offsets: bool = Fal
         message = ": ".join(parts) or "invalid YAML"
         if mark is None:
             return LoadError(source, None, None, message)
-        return LoadError(source, mark.line + 1, mark.column + 1, message)
+        context = exc.context_mark
+        return LoadError(source, mark.line + 1, mark.column + 1, message,
+                         (context.line + 1, context.column + 1) if context is not None else None)
     if isinstance(exc, RecursionError):
         return LoadError(source, None, None, "document nests too deeply")
     if isinstance(exc, UnicodeEncodeError):       # text (not bytes) with a lone surrogate
@@ -427,7 +434,7 @@ def load_file(file_path: str) -> tuple[str, list[Document], list[LoadError]]:
         documents, errors = load_text(raw, STDIN)
         return STDIN, documents, errors
     if skips.is_helm_template(file_path):
-        return file_path, [template_document(file_path)], []
+        return file_path, [template_document(file_path, later_stages.HELM)], []
     if os.path.islink(file_path) and not os.path.exists(file_path):
         # a symlink to nothing (a moved or deleted target): no file, so no object and no
         # error; skipped, counted, and named in a note with where it points

@@ -16,6 +16,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from numaguard.lint.load.later_stages import placeholder_stage, template_stage
+
 NOT_KUBERNETES = "not-kubernetes"    # a list, no `kind`, Chart.yaml, kustomization.yaml, ...
 TEMPLATE = "template"                # Helm or Jinja source: lint what it renders
 PATCH = "patch"                      # a kustomize patch or a `$patch: delete` document
@@ -31,44 +33,15 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 _ANCESTORS_SEARCHED = 4              # kustomizations reach patches as `x.yaml`, `patches/x.yaml`, `../x.yaml`
 
-# Helm's built-in objects and functions: in a manifest's own strings (a Prometheus rule's
-# `{{ $labels.pod }}`, an Argo CD notification's `{{.app.metadata.name}}`) they do not occur.
-_HELM_MARKERS = re.compile(r"\{\{-?\s*(?:[^}]*?\.(?:Values|Release|Chart|Capabilities|Files)\b"
-                           r"|(?:include|template|tpl|toYaml)\b)")
-# A template tag where YAML structure is, not inside a quoted string: opening a line, a list
-# item, or a mapping value (`{{- if .Values.x }}`, `- {{ item }}`, `replicas: {{ n }}`).
-_UNQUOTED_TAG = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:[^\s#'\"{][^#'\"{]*?:[ \t]+)?\{[{%#]", re.M)
-_TEMPLATE_OPENERS = ("{{", "{%", "{#")
-
-
 def looks_templated(text: str, parse_failed: bool) -> bool:
-    """Whether the text is template source: a file that does not load as YAML with a template
-    tag where YAML structure is; or, loading or not, one using Helm's own objects (`.Values`,
-    `include`...). Plain manifests carry Go templates in their strings (alert annotations,
-    notifications), and a manifest that is broken is still reported as broken."""
-    if not any(opener in text for opener in _TEMPLATE_OPENERS):
-        return False
-    if _HELM_MARKERS.search(text) is not None:
-        return True
-    return parse_failed and _UNQUOTED_TAG.search(text) is not None
-
-
-# printf verbs (`%s`, `%d`, `%[2]v`, `%-10s`: Go's fmt, C, Python) and batch-style `%NAME%`
-# placeholders: a template filled in by a program before anything is applied. YAML has no plain
-# scalar that starts with `%` (the directive indicator), so an unquoted one fails to parse right
-# there; only when it does is the file taken for a template.
-_PLACEHOLDER = re.compile(r"%(?:\[\d+\])?[-+# 0]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z]|%[A-Za-z_][A-Za-z0-9_]*%")
+    """Whether the text is template source (`later_stages.template_stage`)."""
+    return template_stage(text, parse_failed) is not None
 
 
 def placeholder_at(text: str, line: int | None, column: int | None) -> bool:
-    """Whether the parse error at 1-based (line, column) sits on a printf or `%NAME%`
-    placeholder (`name: %s`, `code: %EKS_ACTIVATION_CODE%`)."""
-    if not line or not column:
-        return False
-    lines = text.splitlines()
-    if line > len(lines):
-        return False
-    return _PLACEHOLDER.match(lines[line - 1], column - 1) is not None
+    """Whether the parse error at 1-based (line, column) sits on a placeholder a program or a
+    reader fills in (`name: %s`, `code: %EKS_ACTIVATION_CODE%`, `image: {user}/app`)."""
+    return placeholder_stage(text, (line, column)) is not None
 
 
 # A key that makes a text a (possibly broken) Kubernetes object: `apiVersion:` or `kind:`, quoted

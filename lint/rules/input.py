@@ -26,3 +26,18 @@ INVALID_OBJECT = Rule(
               "judge what it then runs with. Pods numaguard does not check at all get no NG002.",
     remediation="Correct the field named in the message to the type the Kubernetes API expects "
                 "(quantities as strings like \"2\", \"500m\", \"4Gi\"; option values quoted, e.g. \"true\").")
+
+RENDERED_LATER = Rule(
+    id="NG003", name="rendered-later", severity=Severity.INFO, target="input",
+    title="A value another program renders first is not judged",
+    rationale="Repositories keep what a program fills in before anything reads it: clusterctl "
+              "variables (`${KUBERNETES_VERSION}`), envsubst and Flux substitutions, Jinja that "
+              "cloud-init renders on a Cluster API machine (`{{ ds.meta_data.instance_id }}`), Go "
+              "templates. No kubelet or API server ever sees the expression, so judging it would be "
+              "judging text nobody runs: the value is set aside (a kubelet flag it sets counts as "
+              "unknown) and this info names the value, the program that renders it, and how to "
+              "lint what it renders. Whole template files are skipped as `template` instead. The "
+              "summary counts both per program (`summary.renderedLater`).",
+    remediation="Lint what the program renders: `clusterctl generate cluster NAME --from FILE | "
+                "numaguard lint -`, `flux build kustomization ...`, `helm template ...`; or write the "
+                "value out.")
