@@ -29,7 +29,7 @@ from numaguard.lint.load import skips
 from numaguard.lint.load.later_stages import FILE_STAGES, VALUE_STAGES, LaterStage, not_judged, value_stage
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
-from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify, object_ref
 from numaguard.lint.k8s.platform_registry import kindless_reader
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
@@ -128,6 +128,8 @@ class Linter:
         run.collect_dropins(docs)
         run.collect_companions(docs)
         for doc in docs:
+            if doc.repeated_keys:
+                run.report_repeated_keys(doc)
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
                 run.summary.skip(reason)
@@ -329,6 +331,18 @@ class _Run:
             return
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
                    position=position, ref=None, ignores=frozenset())
+
+    def report_repeated_keys(self, doc: Document) -> None:
+        """NG001 for each key the document gives twice (read with the later value, as kubectl
+        reads it): an error where a value is silently lost or kustomize reads the file (it refuses
+        it), else a warning (`yaml_build.RepeatedKey`)."""
+        kustomized = doc.source is not None and not all(r.lost for r in doc.repeated_keys) and \
+            skips.is_kustomize_input(doc.source)
+        ref = object_ref(doc.data) if isinstance(doc.data, dict) else None
+        for repeated in doc.repeated_keys:
+            severity = None if repeated.refused_or_lost(kustomized) else Severity.WARNING
+            self._emit(INVALID_DOCUMENT, Violation((), repeated.message(kustomized), severity=severity),
+                       file=doc.source, position=(repeated.line, repeated.column), ref=ref, ignores=doc.ignores)
 
     def _offer(self, subject: Subject) -> bool:
         """Give one input to every run check; whether any kept an extract of it."""

@@ -43,8 +43,8 @@ from numaguard.lint.load.files import CHECKPOINT_NAMES, STDIN_ARGUMENT, input_fi
 from numaguard.lint.load import later_stages, skips
 from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
-from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, DuplicateKeyError, EventBuilder,
-                                            NodeBuilder, PosDict, PosList, expanded_size,
+from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder,
+                                            NodeBuilder, PosDict, PosList, RepeatedKey, expanded_size,
                                             names_an_object, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
@@ -75,6 +75,9 @@ class Document:
     ignores: frozenset[str]     # rule ids from "# numaguard: ignore NG206, NG207" lines in it
     skip: str | None = None     # why it is not linted (`numaguard.lint.load.skips` reasons)
     skip_detail: str | None = None   # e.g. "a list", "Helm chart"
+    # keys given twice (the later value kept, as kubectl reads it): the engine reports them on a
+    # document it judges (NG001) and counts any other as REPEATED_KEY's not-kubernetes
+    repeated_keys: tuple[RepeatedKey, ...] = ()
 
 
 @dataclass
@@ -96,7 +99,13 @@ def load_text(text: str | bytes, source: str, *, whole_file: bool = True) -> tup
     what a file is by its text (`_file_verdict`): a printf template, a text that is no object at
     all although it does not parse, a release manifest OpenShift deletes."""
     if isinstance(text, (bytes, bytearray, memoryview)):
-        decoded, error = _decode(bytes(text), source)
+        raw = bytes(text)
+        decoded, error = _decode(raw, source)
+        if whole_file and (error is not None or "\0" in decoded) and skips.binary_non_object(raw):
+            # a key or a certificate named .json: no text, no object (but a broken manifest
+            # that names apiVersion or kind stays NG001)
+            return [Document(source, 0, None, 1, _NO_IGNORES, skip=skips.NOT_KUBERNETES,
+                             skip_detail=skips.BINARY)], []
         if error is not None:
             return [], [error]
         text = decoded
@@ -197,16 +206,9 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
             try:
                 if may_alias:
                     expanded_size(root, MAX_EXPANDED_NODES)
-                data = NodeBuilder(loader, may_alias).construct(root)
+                builder = NodeBuilder(loader, may_alias)
+                data = builder.construct(root)
             except DocumentError as exc:
-                if isinstance(exc, DuplicateKeyError) and not names_an_object(root):
-                    # no apiVersion, no kind (an LVM JSON report, a Helm values.yaml): not an
-                    # object, so not one the API server refuses; skipped as any such mapping
-                    line = _mark(root)[0]
-                    documents.append(Document(source, position, None, line, _NO_IGNORES,
-                                              skip=skips.NOT_KUBERNETES, skip_detail=REPEATED_KEY))
-                    starts.append(line - 1)
-                    continue
                 mark = exc.mark
                 errors.append(LoadError(source, mark.line + 1 if mark else None,
                                         mark.column + 1 if mark else None, exc.message))
@@ -219,8 +221,18 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
             except Exception as exc:                    # PyYAML's constructors, bad explicit tags
                 errors.append(_construct_error(exc, source, root))
                 continue
+            if builder.repeated and not names_an_object(root):
+                # no apiVersion, no kind (an LVM JSON report, a Helm values.yaml): not an
+                # object, so not one the API server refuses; skipped as any such mapping
+                line = _mark(root)[0]
+                documents.append(Document(source, position, None, line, _NO_IGNORES,
+                                          skip=skips.NOT_KUBERNETES, skip_detail=REPEATED_KEY))
+                starts.append(line - 1)
+                continue
             if data is not None:                          # None: an empty document (`---` alone)
                 _keep(data, position, _mark(root), source, documents, starts, errors)
+                if builder.repeated and documents and documents[-1].data is data:
+                    documents[-1].repeated_keys = tuple(builder.repeated)
     except Exception as exc:       # YAMLError, RecursionError (Python parser), encoding errors
         errors.append(_yaml_error(exc, source, text, byte_offsets))
         return documents, starts, errors, _failure(exc)

@@ -63,6 +63,16 @@ def unparsed_non_object(text: str) -> str | None:
     return None if _OBJECT_KEY.search(text) else UNPARSED_NON_OBJECT
 
 
+BINARY = "a binary file (not text), names no apiVersion or kind"
+
+
+def binary_non_object(raw: bytes) -> bool:
+    """Whether bytes that are not text (not UTF-8/UTF-16, or holding NUL bytes) name no
+    `apiVersion:` or `kind:` key anywhere: a DER key or an image with a manifest's extension,
+    no object. Bytes that name either are taken for a manifest gone wrong (NG001)."""
+    return _OBJECT_KEY.search(raw.decode("latin-1")) is None
+
+
 # The OpenShift cluster-version operator deletes, rather than creates, the object of a release
 # manifest annotated `release.openshift.io/delete: "true"`; the manifest's other fields "have no
 # effect" (openshift/enhancements dev-guide/cluster-version-operator/dev/object-deletion.md,
@@ -115,10 +125,20 @@ def is_kustomization(path: str) -> bool:
 def is_kustomize_patch(path: str) -> bool:
     """Whether a kustomization in the file's directory or one of the few above it names the
     file under `patches`, `patchesStrategicMerge` or `patchesJson6902`."""
+    return _named_by_kustomization(path, _PATCH_FIELDS)
+
+
+def is_kustomize_input(path: str) -> bool:
+    """Whether a kustomization in the file's directory or one of the few above it names the file
+    among its `resources` or patches: kustomize reads it (and refuses a key given twice)."""
+    return _named_by_kustomization(path, _PATCH_FIELDS + ("resources",))
+
+
+def _named_by_kustomization(path: str, fields: tuple[str, ...]) -> bool:
     target = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(target)
     for _ in range(_ANCESTORS_SEARCHED):
-        if target in _patches_named_in(directory):
+        if target in _files_named_in(directory, fields):
             return True
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -133,9 +153,15 @@ def _is_file(path: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _patches_named_in(directory: str) -> frozenset[str]:
-    """Absolute paths of the patch files the kustomization in `directory` names (none when
-    there is none or it does not load)."""
+def _files_named_in(directory: str, fields: tuple[str, ...]) -> frozenset[str]:
+    """Absolute paths of the files the kustomization in `directory` names under `fields` (none
+    when there is none or it does not load)."""
+    data = _kustomization_in(directory)
+    return frozenset(os.path.normpath(os.path.join(directory, p)) for p in _named_paths(data, fields))
+
+
+@lru_cache(maxsize=4096)
+def _kustomization_in(directory: str) -> Any:
     import yaml
 
     for name in KUSTOMIZATION_NAMES:
@@ -144,20 +170,20 @@ def _patches_named_in(directory: str) -> frozenset[str]:
             continue
         try:
             with open(candidate, encoding="utf-8") as handle:
-                data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except Exception:           # an unreadable kustomization is linted (and reported) itself
-            return frozenset()
-        return frozenset(os.path.normpath(os.path.join(directory, p)) for p in _patch_paths(data))
-    return frozenset()
+            return None
+    return None
 
 
-def _patch_paths(kustomization: Any) -> list[str]:
-    """`patches: [{path}]`, `patchesJson6902: [{path}]`, `patchesStrategicMerge: [path]`;
-    inline patches (a `patch:` text, or a YAML string in patchesStrategicMerge) name no file."""
+def _named_paths(kustomization: Any, fields: tuple[str, ...]) -> list[str]:
+    """`patches: [{path}]`, `patchesJson6902: [{path}]`, `patchesStrategicMerge: [path]`,
+    `resources: [path]`; inline patches (a `patch:` text, or a YAML string in
+    patchesStrategicMerge) name no file."""
     if not isinstance(kustomization, dict):
         return []
     found = []
-    for field in _PATCH_FIELDS:
+    for field in fields:
         entries = kustomization.get(field)
         if not isinstance(entries, list):
             continue
