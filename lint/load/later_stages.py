@@ -114,9 +114,9 @@ HELM = LaterStage(
 # to a function (`{{indent 4 .CloudProviderConfig}}`); Jinja's name a variable (`{{ item }}`,
 # `{{ ds.meta_data.x }}`) or use `{% %}`.
 GO_TEMPLATE = LaterStage(
-    "Go template", "the program that owns it renders it (the Machine Config Operator renders its templates/ into "
-    "MachineConfigs)", re.compile(r"\{\{-?\s*(?:\.|\$|(?:if|range|with|end|else|define|block|printf)\b|[^}]*?[\s(]\.[A-Za-z_])"),
-    "lint what is rendered (for the Machine Config Operator: `oc get machineconfig -o yaml | numaguard lint -`)")
+    "Go template", "the program that owns it renders it (the Machine Config Operator its templates/ into "
+    "MachineConfigs, a provider its cluster templates)", re.compile(r"\{\{-?\s*(?:\.|\$|(?:if|range|with|end|else|define|block|printf)\b|[^}]*?[\s(]\.[A-Za-z_])"),
+    "lint what its program renders (the Machine Config Operator's: `oc get machineconfig -o yaml | numaguard lint -`)")
 JINJA = LaterStage(
     "Jinja", "a Jinja renderer (Ansible, cloud-init, j2) fills it in", _ANY_TEMPLATE_TAG,
     "lint the rendered file")
