@@ -102,8 +102,8 @@ class RepeatedKey:
         said = f'mapping key "{self.key}" already defined at line {self.first_line}'
         refusers = "kustomize (kubectl apply -k), Flux and Argo CD's kustomize applications refuse the file"
         if self.lost:
-            return (f"{said}: kubectl, Helm and the API server keep this value and silently drop the one at line "
-                    f"{self.first_line}; {refusers}")
+            return f"{said}: kubectl, Helm and the API server keep only the value written last and silently drop " \
+                   f"the others; {refusers}"
         where = "; a kustomization names this file" if kustomized else ""
         return f"{said}, with the same value: kubectl, Helm and the API server read one; {refusers}{where}"
 
