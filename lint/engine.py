@@ -697,7 +697,9 @@ class _Run:
         else None (the finding stands). Findings on other values, and on no value, stand."""
         if rule.id in (INVALID_DOCUMENT.id, RENDERED_LATER.id):
             return None
-        found = value_stage(value, stages)
+        if isinstance(value, str) and "\n" in value.strip():
+            return None                 # an embedded document (a patch): judged line by line
+        found = value_stage(value, stages) or value_stage(key[1][-1] if key[1] else None, stages)
         if found is None:
             return None
         if key in self.rendered_seen:

@@ -25,15 +25,15 @@ import base64
 import gzip
 import posixpath
 import re
+from dataclasses import replace
 from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import JSON6902, MERGE, REPLACE, STRATEGIC, Layer, Place, json_patch_touches, \
-    parse_embedded
+    parse_embedded, unread_patch
 from numaguard.lint.k8s.platform_kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args,
                                                   runs_windows)
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
-from numaguard.lint.load.later_stages import (CAPI_FILE_TEMPLATE, CLOUD_INIT_JINJA, ENV_VARIABLE, LaterStage,
-                                              not_judged, value_stage)
+from numaguard.lint.load.later_stages import CAPI_FILE_TEMPLATE, CLOUD_INIT_JINJA, ENV_VARIABLE, LaterStage
 from numaguard.lint.model import Path, Severity, Violation
 
 # kind (of the groups numaguard.lint.k8s.platform_registry gives it) -> path of the
@@ -154,16 +154,11 @@ def _patch_layers(spec: dict, spec_path: Path, directory: Any, where: Path, phas
             continue
         file_stages = ((CAPI_FILE_TEMPLATE,) if item.get("contentFormat") == "Template" else ()) + stages
         embedded, error = parse_embedded(text, "")
-        rendered = value_stage(text, file_stages) if embedded is None else None
-        if rendered is not None:
-            known = False
-            notices.append(("NG003", content_place, Violation(
-                (), not_judged(name, *rendered), severity=Severity.INFO, remediation=rendered[0].hint,
-                rendered_by=rendered[0].name)))
-            continue
         if embedded is None:
-            notices.append(("NG002", content_place, Violation((), f"kubeadm cannot read {name}: {error}",
-                                                              remediation=_PATCH_FIX)))
+            notice = unread_patch(content_place, name, text, error, file_stages, f"kubeadm cannot read {name}")
+            known = known and notice[0] != "NG003"       # what a rendered patch sets is unknown
+            notices.append(notice if notice[0] == "NG003" else
+                           (notice[0], notice[1], replace(notice[2], remediation=_PATCH_FIX)))
             continue
         mode = _PATCH_MODES[match.group(4)]
         for j, data in enumerate(embedded.documents):
