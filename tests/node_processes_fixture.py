@@ -279,6 +279,7 @@ class HostNode:
                 (path / "cgroup.controllers").write_text(controllers)
                 (path / "cpuset.cpus.effective").write_text(every + "\n")
                 (path / "cpuset.mems.effective").write_text(mems + "\n")
+                (path / "cpu.stat").write_text(cpu_stat())
             sandbox = self.pod_cgroup(pod) / (f"cri-containerd-{secrets.token_hex(32)}.scope"
                                               if self.layout == "systemd" else secrets.token_hex(32))
             sandbox.mkdir()

@@ -31,6 +31,15 @@ enabled), `cpu.max` ("$MAX $PERIOD", "max" for no quota), `cpu.stat` (flat keyed
 reader's PID namespace: a process of another namespace reads as 0, cgroup_procs_show prints
 task_pid_vnr).
 
+The node agent also reads, per container (the same document; `read_counters`): `memory.stat`
+(flat keyed: `pgfault`, `pgmajfault`, and `numa_pages_migrated` with CONFIG_NUMA_BALANCING),
+`memory.numa_stat` ("type N0=<bytes in node 0> N1=<bytes in node 1> ...", present with
+CONFIG_NUMA; `anon` and `file` are the container's user memory), `hugetlb.<size>.numa_stat`
+("total=<bytes> N0=<bytes> ..."; sizes named as hugetlb_cgroup.c mem_fmt names them: "2MB",
+"1GB") and `cpu.pressure`, `memory.pressure` (Documentation/accounting/psi.rst: "some
+avg10=0.00 avg60=0.00 avg300=0.00 total=0" and a `full` line, totals in microseconds). A file
+that is absent is None, never zero: the controller is not enabled, or the kernel lacks it.
+
 cgroup v1 (legacy, or hybrid with v2 only at `unified/`) is not supported: its cpuset and cpu
 controllers keep other files (`cpuset.effective_cpus`, `cpu.cfs_quota_us`) in other trees.
 """
@@ -42,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from numaguard.lint.k8s.cpuset import CPUSetError
-from numaguard.lint.node.kernel import kernel_list
+from numaguard.lint.node.kernel import kernel_list, read_small
 from numaguard.lint.node.sources import Source, under
 
 CGROUP_MOUNT = "/sys/fs/cgroup"
@@ -93,6 +102,18 @@ class CgroupState:
     throttle: ThrottleStat | None
     pids: tuple[int, ...]
     hidden: int                                    # processes of another PID namespace (read as 0)
+    cpu_stat: dict[str, int] | None = None         # cpu.stat, every key (usage_usec always)
+
+
+@dataclass(frozen=True)
+class CgroupCounters:
+    """The agent's further cgroup files; None where a file is absent (see the module docstring)."""
+
+    memory_stat: dict[str, int] | None
+    numa_bytes: dict[int, int] | None              # memory.numa_stat anon + file, per NUMA node
+    hugetlb_bytes: dict[int, int] | None           # hugetlb.*.numa_stat, all sizes, per NUMA node
+    cpu_pressure: dict[str, int] | None            # "some"/"full" -> total microseconds
+    memory_pressure: dict[str, int] | None
 
 
 def kubepods_parts(kc: dict | None) -> list[str]:
@@ -164,19 +185,26 @@ def _index(pods: Path, layout: str, parts: list[str]) -> dict[str, ContainerCgro
 
 def _subdirs(path: Path) -> list[Path]:
     try:
-        return sorted(p for p in path.iterdir() if p.is_dir())
+        with os.scandir(path) as entries:            # d_type: no stat per entry
+            return sorted(Path(e.path) for e in entries if e.is_dir(follow_symlinks=False))
     except OSError:
         return []
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path | str) -> str | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_small(str(path))
     except OSError:
         return None
 
 
+def read_cgroup_file(path: Path, name: str) -> str | None:
+    """One file of a cgroup, or None when it is absent or unreadable."""
+    return _read(path / name)
+
+
 def parse_cpu_stat(text: str) -> dict[str, int]:
+    """A flat-keyed file ("key value" lines: cpu.stat, memory.stat)."""
     out = {}
     for line in text.splitlines():
         key, _, value = line.partition(" ")
@@ -185,13 +213,72 @@ def parse_cpu_stat(text: str) -> dict[str, int]:
     return out
 
 
+def parse_pressure(text: str) -> dict[str, int]:
+    """PSI lines ("some avg10=0.00 avg60=0.00 avg300=0.00 total=123"): kind -> total (us)."""
+    out = {}
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        total = rest.rpartition("total=")[2]
+        if kind in ("some", "full") and total.strip().isdigit():
+            out[kind] = int(total)
+    return out
+
+
+def parse_numa_stat(text: str, types: tuple[str, ...] = ("anon", "file")) -> dict[int, int]:
+    """memory.numa_stat's `types` lines summed per node, or a hugetlb numa_stat line (types
+    ("total",): "total=<bytes> N0=<bytes> ..."): NUMA node -> bytes."""
+    out: dict[int, int] = {}
+    for line in text.splitlines():
+        head, _, rest = line.partition(" ")
+        if head.partition("=")[0] not in types:
+            continue
+        for item in rest.split():
+            node, _, size = item.partition("=")
+            if node[:1] == "N" and node[1:].isdigit() and size.isdigit():
+                out[int(node[1:])] = out.get(int(node[1:]), 0) + int(size)
+    return out
+
+
+def hugetlb_sizes(sysfs: Path) -> tuple[str, ...]:
+    """The hugepage sizes as hugetlb's cgroup files name them ("2MB", "1GB"), from
+    /sys/kernel/mm/hugepages/hugepages-<size>kB (hugetlb_cgroup.c mem_fmt: GB, MB or KB)."""
+    names = []
+    for entry in _subdirs(sysfs / "kernel/mm/hugepages"):
+        size = entry.name.removeprefix("hugepages-").removesuffix("kB")
+        if size.isdigit():
+            kb = int(size)
+            names.append(f"{kb >> 20}GB" if kb >= 1 << 20 else f"{kb >> 10}MB" if kb >= 1 << 10 else f"{kb}KB")
+    return tuple(names)
+
+
 def read_throttle(path: Path) -> ThrottleStat | None:
     """cpu.stat's throttling counters; None without the file or without the cpu controller."""
     text = _read(path / "cpu.stat")
-    stats = parse_cpu_stat(text) if text is not None else {}
+    return _throttle(parse_cpu_stat(text) if text is not None else {})
+
+
+def _throttle(stats: dict[str, int]) -> ThrottleStat | None:
     if "nr_throttled" not in stats:
         return None
     return ThrottleStat(stats.get("nr_periods", 0), stats["nr_throttled"], stats.get("throttled_usec", 0))
+
+
+def cgroup_pids(path: Path) -> tuple[tuple[int, ...], int]:
+    """(the PIDs in the cgroup and every cgroup below it, how many read as 0: processes of
+    another PID namespace)."""
+    pids: set[int] = set()
+    hidden = 0
+    folders = [path]
+    while folders:
+        folder = folders.pop()
+        for word in (_read(folder / "cgroup.procs") or "").split():
+            if word.isdigit():
+                if word == "0":
+                    hidden += 1
+                else:
+                    pids.add(int(word))
+        folders += _subdirs(folder)
+    return tuple(sorted(pids)), hidden
 
 
 def read_cgroup(path: Path) -> CgroupState:
@@ -202,16 +289,29 @@ def read_cgroup(path: Path) -> CgroupState:
         except CPUSetError:
             return None
 
-    pids: set[int] = set()
-    hidden = 0
-    for folder, _dirs, _files in os.walk(path):
-        for line in (_read(Path(folder) / "cgroup.procs") or "").split():
-            if line.isdigit():
-                if int(line) == 0:
-                    hidden += 1
-                else:
-                    pids.add(int(line))
+    pids, hidden = cgroup_pids(path)
     cpu_max = _read(path / "cpu.max")
+    stat_text = _read(path / "cpu.stat")
+    stats = parse_cpu_stat(stat_text) if stat_text is not None else None
     return CgroupState(listed("cpuset.cpus.effective"), listed("cpuset.mems.effective"),
-                       cpu_max.strip() if cpu_max is not None else None, read_throttle(path),
-                       tuple(sorted(pids)), hidden)
+                       cpu_max.strip() if cpu_max is not None else None, _throttle(stats or {}),
+                       pids, hidden, stats)
+
+
+def read_counters(path: Path, hugepage_sizes: tuple[str, ...] = ()) -> CgroupCounters:
+    memory = _read(path / "memory.stat")
+    numa = _read(path / "memory.numa_stat")
+    huge: dict[int, int] | None = None
+    for size in hugepage_sizes:
+        text = _read(path / f"hugetlb.{size}.numa_stat")
+        if text is not None:
+            huge = huge or {}
+            for node, size_bytes in parse_numa_stat(text, ("total",)).items():
+                huge[node] = huge.get(node, 0) + size_bytes
+    pressure = {}
+    for kind in ("cpu", "memory"):
+        text = _read(path / f"{kind}.pressure")      # EOPNOTSUPP when PSI is off for the cgroup
+        pressure[kind] = parse_pressure(text) if text else None
+    return CgroupCounters(parse_cpu_stat(memory) if memory is not None else None,
+                          parse_numa_stat(numa) if numa is not None else None, huge,
+                          pressure["cpu"], pressure["memory"])
