@@ -67,7 +67,7 @@ METRICS: tuple[Metric, ...] = (
            ("cgroup_v2", "cpuset", "memory_checkpoint")),
     Metric("numaguard_container_threads", "gauge", CONTAINER,
            "Threads of the container's processes now.",
-           f"`cgroup.procs` of its cgroup and those below ({CGROUP_V2}), `/proc/PID/task/` ({PROC})",
+           f"`cgroup.threads` of its cgroup and those below ({CGROUP_V2}, Core Interface Files)",
            ("cgroup_v2", "proc")),
     Metric("numaguard_container_threads_outside_exclusive", "gauge", CONTAINER,
            "Threads allowed to run on a CPU outside the CPUs assigned (exclusive, else the shared pool).",
@@ -90,7 +90,8 @@ METRICS: tuple[Metric, ...] = (
            f"`memory.numa_stat` `anon` + `file`, `N<node>=<bytes>` ({CGROUP_V2}, Memory Interface Files)",
            ("cgroup_v2", "memory_numa_stat")),
     Metric("numaguard_container_hugepages_numa_bytes", "gauge", CONTAINER + ("numa_node", "locality"),
-           "The container's hugetlb pages in use on each NUMA node, every page size, with the same locality.",
+           "The container's hugetlb pages in use on each NUMA node, every page size, with the same locality; "
+           "only where it holds some (most containers hold none).",
            f"`hugetlb.<size>.numa_stat` `N<node>=<bytes>` ({CGROUP_V2}, HugeTLB Interface Files)",
            ("cgroup_v2", "hugetlb")),
     Metric("numaguard_container_page_faults_total", "counter", CONTAINER,
@@ -179,7 +180,8 @@ SOURCES: tuple[SourceSpec, ...] = (
     SourceSpec("memory_controller", "the memory controller's `memory.stat`"),
     SourceSpec("memory_numa_stat", "`memory.numa_stat` (a kernel with CONFIG_NUMA)"),
     SourceSpec("numa_balancing", "`numa_pages_migrated` in `memory.stat` (CONFIG_NUMA_BALANCING)"),
-    SourceSpec("hugetlb", "`hugetlb.<size>.numa_stat` (the hugetlb controller, hugepage sizes configured)"),
+    SourceSpec("hugetlb", "`hugetlb.<size>.numa_stat` (the hugetlb controller; read when the node's hugepage pool "
+                          "has pages)"),
     SourceSpec("psi", "pressure stall information, `cpu.pressure` and `memory.pressure` (CONFIG_PSI, not "
                       "booted with psi=0)"),
     SourceSpec("schedstat", "`/proc/PID/task/TID/schedstat` with real values (CONFIG_SCHED_INFO, sched_info on)"),

@@ -128,9 +128,12 @@ def write_files(folder: Path, files: dict[str, str]) -> None:
 
 def fake_thread(proc: Path, pid: int, tid: int, *, start: int, on_cpu_ns: int, wait_ns: int, involuntary: int,
                 last_cpu: int, allowed: str, comm: str = "worker", schedstat: bool = True) -> None:
-    """A thread's three files as the kernel writes them (stat: 52 fields after "(comm)")."""
+    """A thread's three files as the kernel writes them (stat: 52 fields after "(comm)"), at
+    /proc/PID/task/TID and, as procfs resolves it, /proc/TID/task/TID."""
     task = proc / str(pid) / "task" / str(tid)
     task.mkdir(parents=True, exist_ok=True)
+    if tid != pid and not (proc / str(tid)).is_symlink():
+        (proc / str(tid)).symlink_to(str(pid))            # /proc/TID reaches a thread too, as in procfs
     ticks = on_cpu_ns // 10_000_000
     fields = ["S", "1", str(pid), str(pid), "0", "-1", "4194560", "120", "0", "0", "0", str(ticks), "0", "0", "0",
               "20", "0", "1", "0", str(start), "6287360", "1200", "18446744073709551615"] + ["0"] * 12 + [

@@ -5,7 +5,8 @@ container runtime leave on a node (checkpoints, KubeletConfiguration, pod log di
 /var/log/containers links, a sysfs) and a cgroup v2 tree in the kernel's file formats
 (Documentation/admin-guide/cgroup-v2.rst: `cpuset.cpus.effective` "0-4,6,8-10", `cpu.max`
 "max 100000", `cpu.stat` flat keyed with `nr_periods`/`nr_throttled`/`throttled_usec` when the
-cpu controller is on, `cgroup.procs` one PID per line) laid out as the kubelet and containerd
+cpu controller is on, `cgroup.procs` one PID per line, `cgroup.threads` one TID per line) laid
+out as the kubelet and containerd
 name their cgroups, holding the children's real PIDs. `<root>/proc` is a symlink to /proc.
 
 Used by tests/test_node_processes.py and README's canary walk-through (the `--processes` step).
@@ -118,6 +119,12 @@ class Container:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def tids(self) -> list[int]:
+        """The threads of its process (none when it has none running)."""
+        if self.process is None:
+            return []
+        return sorted(int(t) for t in os.listdir(f"/proc/{self.pid}/task"))
 
 
 @dataclass
@@ -292,6 +299,7 @@ class HostNode:
         path = self.container_cgroup(pod, c)
         path.mkdir(parents=True, exist_ok=True)
         write_atomic(path / "cgroup.procs", f"{c.pid}\n" if c.process else "")
+        write_atomic(path / "cgroup.threads", "".join(f"{tid}\n" for tid in c.tids()))
         for name, text in (("cpuset.cpus.effective", c.effective), ("cpuset.mems.effective", c.mems),
                            ("cpu.max", c.cpu_max)):
             if text is not None:
@@ -338,8 +346,9 @@ class HostNode:
                 if c.child is not None:
                     c.process = start_child(c.child)
                     self.write_container_cgroup(pod, c)
-                    if self.proc == "dir":
-                        (self.root / "proc" / str(c.pid)).symlink_to(f"/proc/{c.pid}")
+                    if self.proc == "dir":           # /proc/TID reaches a thread too, as in procfs
+                        for tid in c.tids():
+                            (self.root / "proc" / str(tid)).symlink_to(f"/proc/{tid}")
         return self
 
     def stop(self) -> None:

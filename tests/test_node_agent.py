@@ -6,7 +6,6 @@ Counters a test must set exactly come from threads written as the kernel writes 
 (tests/agent_fixture.py). The HTTP side runs the real console script."""
 from __future__ import annotations
 
-import gzip
 import os
 import shutil
 import signal
@@ -24,7 +23,7 @@ from numaguard.lint.agent_metrics import BY_NAME, CONTAINER, METRICS, SOURCE_KEY
 from numaguard.lint.k8s.cpuset import format_cpuset
 from numaguard.lint.node.agent import NodeAgent
 from numaguard.lint.node.inventory import Inventory
-from numaguard.lint.node.kernel import schedstat_offered
+from numaguard.lint.node.kernel import read_task, schedstat_offered
 
 from agent_fixture import (SERVING, fake_thread, http_get, hugetlb_numa_stat, labels, memory_stat, numa_stat, parse,
                            psi, scrape, write_files)
@@ -170,7 +169,7 @@ def test_every_series_has_bounded_documented_labels(top):
 
 def write_everything(node: HostNode, pod: Pod) -> None:
     """Every file the agent reads, for both containers, and the node's NUMA counters."""
-    write_files(node.root / "sys/kernel/mm/hugepages/hugepages-2048kB", {"nr_hugepages": "0\n"})
+    write_files(node.root / "sys/kernel/mm/hugepages/hugepages-2048kB", {"nr_hugepages": "4\n"})
     for numa in (0, 1):
         write_files(node.root / f"sys/devices/system/node/node{numa}", {
             "numastat": f"numa_hit {1000 + numa}\nnuma_miss {10 + numa}\nnuma_foreign 0\ninterleave_hit 0\n"
@@ -196,13 +195,19 @@ def test_a_wider_cgroup_and_threads_outside_the_exclusive_cpu(top):
     with running(top, [pod]) as node, agent_on(node) as agent:
         first = agent.scrape()
         second = agent.scrape()
+        child = pod.containers[0]
+        last = {Path(f"/proc/{child.pid}/task/{t}/comm").read_text().strip(): read_task(Path("/proc"), child.pid,
+                                                                                          int(t)).last_cpu
+                for t in os.listdir(f"/proc/{child.pid}/task")}
+    assert last["moved"] == A
+    outside = 1 + (last["widened"] == A)          # the widened thread may have last run on A or B
     assert family(first, "numaguard_container_cpuset_matches") == {app(): 0}
     assert family(first, "numaguard_container_threads_outside_exclusive") == {app(): 1}
     assert family(first, "numaguard_container_thread_samples_total") == {app(): 3}
-    assert family(first, "numaguard_container_thread_samples_outside_total") == {app(): 1}
+    assert family(first, "numaguard_container_thread_samples_outside_total") == {app(): outside}
     # the threads are blocked now: not sampled again (their last CPU is old news)
     assert family(second, "numaguard_container_thread_samples_total") == {app(): 3}
-    assert family(second, "numaguard_container_thread_samples_outside_total") == {app(): 1}
+    assert family(second, "numaguard_container_thread_samples_outside_total") == {app(): outside}
 
 
 @two_cpus
@@ -258,9 +263,9 @@ def test_memory_locality_faults_and_pressure_from_the_cgroup_files(top):
     assert family(got, "numaguard_container_memory_numa_bytes") == {
         app(numa_node="0", locality="remote"): 104 * MiB, app(numa_node="1", locality="local"): 320 * MiB,
         sidecar(numa_node="0", locality="unassigned"): 8 * MiB, sidecar(numa_node="1", locality="unassigned"): 0}
+    # only where a container holds hugepages: the sidecar holds none
     assert family(got, "numaguard_container_hugepages_numa_bytes") == {
-        app(numa_node="0", locality="remote"): 4 * MiB, app(numa_node="1", locality="local"): GiB + 64 * MiB,
-        sidecar(numa_node="0", locality="unassigned"): 0, sidecar(numa_node="1", locality="unassigned"): 0}
+        app(numa_node="0", locality="remote"): 4 * MiB, app(numa_node="1", locality="local"): GiB + 64 * MiB}
     assert family(got, "numaguard_container_page_faults_total") == {app(): 123456, sidecar(): 42}
     assert family(got, "numaguard_container_major_page_faults_total") == {app(): 78, sidecar(): 0}
     assert family(got, "numaguard_container_numa_pages_migrated_total") == {app(): 910, sidecar(): 0}
@@ -309,13 +314,14 @@ def _fake_pod(top: Path):
     pod = Pod("shop", "pinned-0", [Container("app", exclusive=[B], memory_numa=[0], effective=str(B))])
     node = HostNode(top, pod and [pod], proc="dir").write()
     node.serve()
-    write_atomic(node.container_cgroup(pod, pod.containers[0]) / "cgroup.procs", "4000001\n")
-    return node, node.root / "proc"
+    folder = node.container_cgroup(pod, pod.containers[0])
+    write_atomic(folder / "cgroup.procs", "4000001\n")
+    return node, node.root / "proc", folder / "cgroup.threads"
 
 
 @two_cpus
 def test_counters_summed_over_threads_stay_monotonic_when_threads_exit(top):
-    node, proc = _fake_pod(top)
+    node, proc, threads = _fake_pod(top)
     try:
         with agent_on(node, schedstat=(True, "")) as agent:
             seconds = 10**9
@@ -323,15 +329,18 @@ def test_counters_summed_over_threads_stay_monotonic_when_threads_exit(top):
                         last_cpu=B, allowed=str(B))
             fake_thread(proc, 4000001, 4000002, start=101, on_cpu_ns=seconds, wait_ns=2 * seconds, involuntary=4,
                         last_cpu=A, allowed=format_cpuset([A, B]))
+            threads.write_text("4000001\n4000002\n")
             first = agent.scrape()
             # the second thread exits; the first waits one more second and runs
             shutil.rmtree(proc / "4000001/task/4000002")
+            threads.write_text("4000001\n")
             fake_thread(proc, 4000001, 4000001, start=100, on_cpu_ns=3 * seconds, wait_ns=6 * seconds, involuntary=5,
                         last_cpu=B, allowed=str(B))
             second = agent.scrape()
             # its tid is reused by a new thread (another start time): all it has counts
             fake_thread(proc, 4000001, 4000002, start=900, on_cpu_ns=seconds // 2, wait_ns=seconds, involuntary=1,
                         last_cpu=A, allowed=str(B))
+            threads.write_text("4000001\n4000002\n")
             third = agent.scrape()
     finally:
         node.stop()
@@ -566,8 +575,7 @@ def test_the_agent_serves_metrics_over_http(top):
         request = urllib.request.Request(f"{url}/metrics", headers={
             "Accept": "application/openmetrics-text; version=1.0.0", "Accept-Encoding": "gzip"})
         with urllib.request.urlopen(request, timeout=30) as answer:
-            open_metrics = (answer.headers["Content-Type"], answer.headers.get("Content-Encoding"),
-                            gzip.decompress(answer.read()).decode())
+            asked_more = (answer.headers["Content-Type"], answer.headers.get("Content-Encoding"), answer.read().decode())
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 0
     assert status == 200 and kind == "text/plain; version=0.0.4; charset=utf-8"
@@ -577,8 +585,9 @@ def test_the_agent_serves_metrics_over_http(top):
     assert health == (200, "text/plain", "ok\n")
     assert missing == (404, "text/plain", "not found: the agent serves /metrics and /healthz\n")
     assert posted == 405
-    assert open_metrics[0].startswith("application/openmetrics-text") and open_metrics[1] == "gzip"
-    assert open_metrics[2].rstrip().endswith("# EOF")
+    # what Prometheus asks for first, OpenMetrics and gzip, costs twice the CPU: text, uncompressed
+    assert asked_more[:2] == ("text/plain; version=0.0.4; charset=utf-8", None)
+    assert parse(asked_more[2])["numaguard_agent_containers"] == {(): 2}
     assert lines[-1] == f"numaguard node agent: serving {url}/metrics"
 
 
@@ -615,3 +624,38 @@ def test_an_address_in_use_is_a_usage_error(tmp_path):
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == f"Error: --listen 127.0.0.1:{port}: Address already in use"
     assert "Traceback" not in run.stderr
+
+
+class Fixed:
+    def __init__(self, families) -> None:
+        self.families = families
+
+    def collect(self):
+        return self.families
+
+
+@two_cpus
+def test_the_text_writer_writes_what_prometheus_client_writes(top):
+    """Byte for byte generate_latest's output, for a full scrape and for values that need
+    escaping; a family it does not write (a histogram) is left to generate_latest."""
+    from prometheus_client import CollectorRegistry, Histogram, generate_latest
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    from numaguard.lint.cli.agent_server import text_exposition
+
+    pod = pinned_pod()
+    with running(top, [pod], numa_of={A: 0, B: 1}) as node:
+        write_everything(node, pod)
+        with agent_on(node) as agent:
+            families = agent.agent.collect()
+    odd = GaugeMetricFamily("numaguard_test_odd", 'help with a \\ backslash\nand a newline', labels=["pod", "a"])
+    odd.add_metric(['we"ird\\pod\nname', ""], float("inf"))
+    odd.add_metric(["x", "y"], -0.0000123)
+    plain = CounterMetricFamily("numaguard_test_plain", "no labels")
+    plain.add_metric([], 1e21)
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Fixed(families + [odd, plain]))
+    assert text_exposition(registry) == generate_latest(registry)
+    assert len(generate_latest(registry).splitlines()) > 100
+    Histogram("numaguard_test_seconds", "a histogram", registry=registry).observe(0.3)
+    assert text_exposition(registry) == generate_latest(registry)

@@ -42,21 +42,35 @@ from numaguard.lint.agent_metrics import METRICS, SOURCE_KEYS, SOURCES
 from numaguard.lint.node.cgroups import (CgroupCounters, CgroupState, hugetlb_sizes, read_cgroup, read_cgroup_file,
                                          read_counters)
 from numaguard.lint.node.inventory import Inventory, Snapshot, Watched
-from numaguard.lint.node.kernel import (CLOCK_TICKS, TaskState, read_cpu_busy, read_numastat, read_task,
-                                        schedstat_offered, thread_ids)
+from numaguard.lint.node.kernel import (CLOCK_TICKS, read_cpu_busy, read_numastat, read_schedstat, read_task,
+                                        schedstat_offered)
 from numaguard.lint.node.sources import under
 
+STATUS_EVERY = 10           # scrapes an idle thread's status may go unread
 _NUMASTAT = {"numa_hit": "numaguard_node_numa_hit_total", "numa_miss": "numaguard_node_numa_miss_total",
              "other_node": "numaguard_node_numa_other_node_total"}
 _NEEDING = {s.key: ", ".join(m.name for m in METRICS if s.key in m.needs) or "-" for s in SOURCES}
 
 
+@dataclass(frozen=True)
+class _Seen:
+    """A thread at the last scrape it was read in full."""
+
+    start: int                       # starttime: with the tid, which thread this is
+    on_cpu: int                      # schedstat ns on a CPU (stat ticks without schedstat)
+    wait: int                        # schedstat ns waiting on a run queue
+    involuntary: int
+    allowed: frozenset[int]
+    last_cpu: int
+    read_at: int                     # the scrape it was read at
+
+
 @dataclass
 class _Running:
-    """One container's running totals, and each live thread's values at the last scrape:
-    (tid, start ticks) -> (time on a CPU, run-queue wait, involuntary switches)."""
+    """One container's running totals, its live threads, and the cpuset they were read under."""
 
-    threads: dict[tuple[int, int], tuple[int, int, int]] = field(default_factory=dict)
+    threads: dict[int, _Seen] = field(default_factory=dict)      # tid -> _Seen
+    cpus: frozenset[int] | None = None
     wait_ns: int = 0
     involuntary: int = 0
     samples: int = 0
@@ -86,8 +100,9 @@ class NodeAgent:
         self.proc, self.sysfs = under(root, "/proc"), under(root, "/sys")
         # a kernel property: asked of this process's own thread, on the node's kernel
         self.schedstat = schedstat if schedstat is not None else schedstat_offered(Path("/proc"))
-        self.hugepage_sizes = hugetlb_sizes(self.sysfs)
+        self.hugetlb = bool(hugetlb_sizes(self.sysfs))      # the kernel's hugetlb, any size
         self._running: dict[str, _Running] = {}       # container id -> totals
+        self._scrapes = 0
         self._busy: dict[int, int] | None = None      # /proc/stat busy ticks per CPU at the last scrape
         self._pool_ticks = 0
         self._reported: dict[str, tuple[bool, str]] = {}
@@ -111,6 +126,7 @@ class NodeAgent:
     # ---------------------------------------------------------------------------- one scrape
 
     def _scrape(self) -> list[Metric]:
+        self._scrapes += 1
         snap = self.inventory.read()
         scrape = _Scrape()
         for key, (ok, why) in snap.sources.items():
@@ -120,21 +136,22 @@ class NodeAgent:
             scrape.lack("proc", f"{self.proc} not found (mount the host's /proc)")
         if not self.schedstat[0]:
             scrape.lack("schedstat", self.schedstat[1])
-        if not self.hugepage_sizes:
+        if not self.hugetlb:
             scrape.lack("hugetlb", f"no hugepage sizes in {self.sysfs}/kernel/mm/hugepages")
+        sizes = hugetlb_sizes(self.sysfs, in_use=True) if self.hugetlb else ()
         seen, unseen = set(), {}
         for w in snap.containers:
             why = w.why or "no cgroup"
             if w.cgroup is not None:
                 try:
-                    self._container(w, scrape)
+                    self._container(w, sizes, scrape)
                     seen.add(w.cgroup.id)
                     continue
                 except Exception as exc:            # noqa: BLE001 - one odd container must not cost the node's metrics
                     why = f"reading {w.cgroup.relative(snap.tree)} failed: {type(exc).__name__}: {exc}"
             unseen[(w.namespace, w.pod, w.container)] = why
         if snap.tree is not None and not seen:
-            self._features(snap, scrape)
+            self._features(snap, sizes, scrape)
         self._running = {cid: r for cid, r in self._running.items() if cid in seen}
         self._node(snap, scrape)
         scrape.add("numaguard_agent_containers", [], len(seen))
@@ -144,9 +161,9 @@ class NodeAgent:
         self._report(scrape, unseen, [n.line() for n in snap.notes])
         return list(scrape.families.values())
 
-    def _container(self, w: Watched, scrape: _Scrape) -> None:
-        state = read_cgroup(w.cgroup.path)
-        counters = read_counters(w.cgroup.path, self.hugepage_sizes)
+    def _container(self, w: Watched, sizes: tuple[str, ...], scrape: _Scrape) -> None:
+        state = read_cgroup(w.cgroup.path, cpu_max=False, members="cgroup.threads")
+        counters = read_counters(w.cgroup.path, sizes)
         where = f"the cgroup of {w.namespace}/{w.pod} {w.container}"
         labels, a = list(w.labels), w.assignment
         scrape.add("numaguard_container_exclusive_cpus", labels, len(a.exclusive))
@@ -185,56 +202,71 @@ class NodeAgent:
             if "numa_pages_migrated" in c.memory_stat:
                 scrape.add("numaguard_container_numa_pages_migrated_total", labels,
                            c.memory_stat["numa_pages_migrated"])
-        for name, by_node in (("numaguard_container_memory_numa_bytes", c.numa_bytes),
-                              ("numaguard_container_hugepages_numa_bytes", c.hugetlb_bytes)):
-            for node, size in sorted((by_node or {}).items()):
-                scrape.add(name, labels + [str(node), locality(node)], size)
+        for node, size in sorted((c.numa_bytes or {}).items()):
+            scrape.add("numaguard_container_memory_numa_bytes", labels + [str(node), locality(node)], size)
+        for node, size in sorted((c.hugetlb_bytes or {}).items()):
+            if size:                  # most containers hold no hugepages: no series of zeros for them
+                scrape.add("numaguard_container_hugepages_numa_bytes", labels + [str(node), locality(node)], size)
         for name, pressure in (("numaguard_container_cpu_pressure_seconds_total", c.cpu_pressure),
                                ("numaguard_container_memory_pressure_seconds_total", c.memory_pressure)):
             for kind, total in sorted((pressure or {}).items()):
                 scrape.add(name, labels + [kind], total / 1e6)
 
     def _threads(self, w: Watched, state: CgroupState, labels: list[str], scrape: _Scrape) -> None:
-        tasks: list[TaskState] = []
-        with_schedstat = self.schedstat[0]
-        for pid in state.pids:
-            for tid in thread_ids(self.proc, pid):
-                task = read_task(self.proc, pid, tid, with_schedstat)
-                if task is not None:
-                    tasks.append(task)
         run = self._running.setdefault(w.cgroup.id, _Running())
-        cpus = w.assignment.cpus
-        alive = {}
-        for t in tasks:
-            on_cpu, wait = t.schedstat if t.schedstat is not None else (t.cpu_ticks, 0)
-            before = run.threads.get((t.tid, t.start_ticks))
-            if before is None:
-                ran = on_cpu > 0
-                run.wait_ns += wait
-                run.involuntary += t.involuntary
-            else:
-                ran = on_cpu > before[0]
-                run.wait_ns += max(0, wait - before[1])
-                run.involuntary += max(0, t.involuntary - before[2])
-            alive[(t.tid, t.start_ticks)] = (on_cpu, wait, t.involuntary)
+        with_schedstat, cpus = self.schedstat[0], w.assignment.cpus
+        moved = state.cpus_effective != run.cpus      # a new cpuset changes every thread's affinity
+        run.cpus = state.cpus_effective
+        alive: dict[int, _Seen] = {}
+        for tid in state.pids:                        # thread ids, from cgroup.threads
+            seen, ran = self._thread(run, tid, with_schedstat, moved)
+            if seen is None:
+                continue
+            alive[tid] = seen
             if cpus is not None and ran:
                 run.samples += 1
-                run.outside += t.last_cpu not in cpus
+                run.outside += seen.last_cpu not in cpus
         run.threads = alive
-        scrape.add("numaguard_container_threads", labels, len(tasks))
+        scrape.add("numaguard_container_threads", labels, len(alive))
         scrape.add("numaguard_container_involuntary_context_switches_total", labels, run.involuntary)
         if with_schedstat:
             scrape.add("numaguard_container_runqueue_wait_seconds_total", labels, run.wait_ns / 1e9)
         if cpus is not None:
             scrape.add("numaguard_container_threads_outside_exclusive", labels,
-                       sum(1 for t in tasks if t.cpus_allowed - cpus))
+                       sum(1 for t in alive.values() if t.allowed - cpus))
             scrape.add("numaguard_container_thread_samples_total", labels, run.samples)
             scrape.add("numaguard_container_thread_samples_outside_total", labels, run.outside)
 
-    def _features(self, snap: Snapshot, scrape: _Scrape) -> None:
+    def _thread(self, run: _Running, tid: int, with_schedstat: bool,
+                moved: bool) -> tuple[_Seen | None, bool]:
+        """(the thread now, whether it ran since the last scrape), its rises added to the
+        container's totals (None: gone meanwhile). A thread that neither ran
+        nor waited since the last scrape (its schedstat unchanged) has the same stat and
+        switches: only schedstat is read, and its status again at least every STATUS_EVERY
+        scrapes (an affinity another thread set meanwhile) or when the cpuset changed."""
+        before = run.threads.get(tid)
+        # /proc/TID/task/TID is the thread whatever its process (proc_task_lookup: same thread group)
+        sched = read_schedstat(self.proc, tid, tid) if with_schedstat else None
+        if with_schedstat and sched is None:
+            return None, False
+        if (before is not None and sched is not None and sched == (before.on_cpu, before.wait) and not moved
+                and self._scrapes - before.read_at < STATUS_EVERY):
+            return before, False
+        task = read_task(self.proc, tid, tid)
+        if task is None:
+            return None, False
+        on_cpu, wait = sched if sched is not None else (task.cpu_ticks, 0)
+        if before is None or before.start != task.start_ticks:      # new, or a new thread under a reused tid
+            before = _Seen(task.start_ticks, 0, 0, 0, frozenset(), -1, 0)
+        run.wait_ns += max(0, wait - before.wait)
+        run.involuntary += max(0, task.involuntary - before.involuntary)
+        return (_Seen(task.start_ticks, on_cpu, wait, task.involuntary, task.cpus_allowed, task.last_cpu,
+                      self._scrapes), on_cpu > before.on_cpu)
+
+    def _features(self, snap: Snapshot, sizes: tuple[str, ...], scrape: _Scrape) -> None:
         """With no container to read, what the kernel offers is asked of the kubelet's own cgroup."""
         pods, where = snap.tree.pods, f"the kubelet's cgroup {snap.tree.pods.name}"
-        _lacks(read_counters(pods, self.hugepage_sizes), where, scrape)
+        _lacks(read_counters(pods, sizes), where, scrape)
         if not (pods / "cpuset.cpus.effective").exists():
             scrape.lack("cpuset", f"no cpuset.cpus.effective in {where} (cpuset controller not enabled)")
         if "nr_throttled" not in (read_cgroup_file(pods, "cpu.stat") or ""):

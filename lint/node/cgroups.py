@@ -64,6 +64,7 @@ _CONTAINER_NAMES = (("containerd", re.compile(rf"cri-containerd-{_ID}\.scope\Z")
 _POD_SYSTEMD = re.compile(r"(?:[^.]*-)?pod([0-9a-f_]+)\.slice\Z")
 _POD_CGROUPFS = re.compile(r"pod([0-9a-f-]+)\Z")
 _QOS = ("burstable", "besteffort")
+MEMORY_KEYS = ("pgfault", "pgmajfault", "numa_pages_migrated")    # what the agent reads of memory.stat
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class CgroupState:
     mems_effective: frozenset[int] | None
     cpu_max: str | None
     throttle: ThrottleStat | None
-    pids: tuple[int, ...]
+    pids: tuple[int, ...]                          # (thread ids when read from cgroup.threads)
     hidden: int                                    # processes of another PID namespace (read as 0)
     cpu_stat: dict[str, int] | None = None         # cpu.stat, every key (usage_usec always)
 
@@ -224,6 +225,21 @@ def parse_pressure(text: str) -> dict[str, int]:
     return out
 
 
+def parse_keys(text: str, keys: tuple[str, ...]) -> dict[str, int]:
+    """Only `keys` of a flat-keyed file (memory.stat has some 60 lines; the agent needs three)."""
+    out = {}
+    for key in keys:
+        at = text.find(f"{key} ")
+        while at > 0 and text[at - 1] != "\n":
+            at = text.find(f"{key} ", at + 1)
+        if at >= 0:
+            end = text.find("\n", at)
+            value = text[at + len(key) + 1:end if end >= 0 else len(text)].strip()
+            if value.isdigit():
+                out[key] = int(value)
+    return out
+
+
 def parse_numa_stat(text: str, types: tuple[str, ...] = ("anon", "file")) -> dict[int, int]:
     """memory.numa_stat's `types` lines summed per node, or a hugetlb numa_stat line (types
     ("total",): "total=<bytes> N0=<bytes> ..."): NUMA node -> bytes."""
@@ -239,15 +255,21 @@ def parse_numa_stat(text: str, types: tuple[str, ...] = ("anon", "file")) -> dic
     return out
 
 
-def hugetlb_sizes(sysfs: Path) -> tuple[str, ...]:
+def hugetlb_sizes(sysfs: Path, in_use: bool = False) -> tuple[str, ...]:
     """The hugepage sizes as hugetlb's cgroup files name them ("2MB", "1GB"), from
-    /sys/kernel/mm/hugepages/hugepages-<size>kB (hugetlb_cgroup.c mem_fmt: GB, MB or KB)."""
+    /sys/kernel/mm/hugepages/hugepages-<size>kB (hugetlb_cgroup.c mem_fmt: GB, MB or KB).
+    `in_use`: only the sizes with pages in the pool (nr_hugepages or surplus_hugepages above
+    0, Documentation/admin-guide/mm/hugetlbpage.rst): no container holds pages of another."""
     names = []
     for entry in _subdirs(sysfs / "kernel/mm/hugepages"):
         size = entry.name.removeprefix("hugepages-").removesuffix("kB")
-        if size.isdigit():
-            kb = int(size)
-            names.append(f"{kb >> 20}GB" if kb >= 1 << 20 else f"{kb >> 10}MB" if kb >= 1 << 10 else f"{kb}KB")
+        if not size.isdigit():
+            continue
+        if in_use and not any((_read(entry / f) or "0").strip() not in ("", "0")
+                              for f in ("nr_hugepages", "surplus_hugepages")):
+            continue
+        kb = int(size)
+        names.append(f"{kb >> 20}GB" if kb >= 1 << 20 else f"{kb >> 10}MB" if kb >= 1 << 10 else f"{kb}KB")
     return tuple(names)
 
 
@@ -263,55 +285,64 @@ def _throttle(stats: dict[str, int]) -> ThrottleStat | None:
     return ThrottleStat(stats.get("nr_periods", 0), stats["nr_throttled"], stats.get("throttled_usec", 0))
 
 
-def cgroup_pids(path: Path) -> tuple[tuple[int, ...], int]:
-    """(the PIDs in the cgroup and every cgroup below it, how many read as 0: processes of
-    another PID namespace)."""
+def cgroup_pids(path: Path, members: str = "cgroup.procs") -> tuple[tuple[int, ...], int]:
+    """(the ids in `members` of the cgroup and of every cgroup below it, how many read as 0:
+    tasks of another PID namespace). `cgroup.procs` lists PIDs, `cgroup.threads` every
+    thread's TID (cgroup-v2.rst), which spares the reader a listing of /proc/PID/task."""
     pids: set[int] = set()
     hidden = 0
-    folders = [path]
+    folders = [str(path)]
     while folders:
         folder = folders.pop()
-        for word in (_read(folder / "cgroup.procs") or "").split():
+        for word in (_read(f"{folder}/{members}") or "").split():
             if word.isdigit():
                 if word == "0":
                     hidden += 1
                 else:
                     pids.add(int(word))
-        folders += _subdirs(folder)
+        try:
+            with os.scandir(folder) as entries:
+                folders += [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            pass
     return tuple(sorted(pids)), hidden
 
 
-def read_cgroup(path: Path) -> CgroupState:
+def read_cgroup(path: Path, cpu_max: bool = True, members: str = "cgroup.procs") -> CgroupState:
+    """The cgroup's files. `cpu_max` False: not cpu.max (the agent does not export it);
+    `members` "cgroup.threads": `pids` holds thread ids instead (see cgroup_pids)."""
+    base = str(path)
+
     def listed(file: str) -> frozenset[int] | None:
-        text = _read(path / file)
+        text = _read(f"{base}/{file}")
         try:
             return kernel_list(text) if text is not None else None
         except CPUSetError:
             return None
 
-    pids, hidden = cgroup_pids(path)
-    cpu_max = _read(path / "cpu.max")
-    stat_text = _read(path / "cpu.stat")
+    pids, hidden = cgroup_pids(path, members)
+    quota = _read(f"{base}/cpu.max") if cpu_max else None
+    stat_text = _read(f"{base}/cpu.stat")
     stats = parse_cpu_stat(stat_text) if stat_text is not None else None
     return CgroupState(listed("cpuset.cpus.effective"), listed("cpuset.mems.effective"),
-                       cpu_max.strip() if cpu_max is not None else None, _throttle(stats or {}),
-                       pids, hidden, stats)
+                       quota.strip() if quota is not None else None, _throttle(stats or {}), pids, hidden, stats)
 
 
 def read_counters(path: Path, hugepage_sizes: tuple[str, ...] = ()) -> CgroupCounters:
-    memory = _read(path / "memory.stat")
-    numa = _read(path / "memory.numa_stat")
-    huge: dict[int, int] | None = None
+    base = str(path)
+    memory = _read(f"{base}/memory.stat")
+    numa = _read(f"{base}/memory.numa_stat")
+    huge: dict[int, int] | None = None if hugepage_sizes else {}     # no pages: none to find
     for size in hugepage_sizes:
-        text = _read(path / f"hugetlb.{size}.numa_stat")
+        text = _read(f"{base}/hugetlb.{size}.numa_stat")
         if text is not None:
             huge = huge or {}
             for node, size_bytes in parse_numa_stat(text, ("total",)).items():
                 huge[node] = huge.get(node, 0) + size_bytes
     pressure = {}
     for kind in ("cpu", "memory"):
-        text = _read(path / f"{kind}.pressure")      # EOPNOTSUPP when PSI is off for the cgroup
+        text = _read(f"{base}/{kind}.pressure")      # EOPNOTSUPP when PSI is off for the cgroup
         pressure[kind] = parse_pressure(text) if text else None
-    return CgroupCounters(parse_cpu_stat(memory) if memory is not None else None,
+    return CgroupCounters(parse_keys(memory, MEMORY_KEYS) if memory is not None else None,
                           parse_numa_stat(numa) if numa is not None else None, huge,
                           pressure["cpu"], pressure["memory"])

@@ -8,8 +8,9 @@ matched by uid or unambiguous name (`inspect.container_views`), the assignment
 (`processes.assignment`: exclusive CPUs, else the shared pool; the Memory Manager's NUMA nodes,
 else those of the exclusive CPUs) and the container's cgroup through the kubelet's
 `/var/log/containers` links (`processes.find_cgroup`). Files that did not change since the last
-scrape (same inode, size and modification time) are not parsed again; the machine's topology
-is read once.
+scrape (same inode, size and modification time) are not parsed again, the cgroup tree is
+walked again only when a container's cgroup is not where it was, and the machine's topology is
+read once.
 """
 from __future__ import annotations
 
@@ -89,6 +90,7 @@ class Inventory:
         self._files = _FileCache()
         self._topology: Any = None
         self._topology_source: Source | None = None      # the machine is read once
+        self._tree: tuple[Any, CgroupTree, Source] | None = None   # (the kubelet config it was found with, ...)
 
     def close(self) -> None:
         self.podresources.close()
@@ -112,8 +114,6 @@ class Inventory:
                 extracts[kind] = extract
         cpu = extracts["cpu"].checkpoint if "cpu" in extracts else None
         memory = extracts["memory"].checkpoint if "memory" in extracts else None
-        tree, tree_source = open_cgroups(self.root, kc)
-        sources["cgroup_v2"] = (tree is not None, "" if tree is not None else tree_source.line())
         try:
             listed = self.podresources.read(allocatable=False)
             sources["podresources"] = (True, "")
@@ -123,16 +123,30 @@ class Inventory:
         links, links_source = read_container_links(self.root)
         sources["container_ids"] = (links_source.ok, "" if links_source.ok else links_source.line())
         log_uids, _logs = read_pod_log_dirs(self.root, kc)
+        views = container_views(listed, extracts, {}, log_uids, self._topology) if listed is not None else []
+        wanted = [links.get((v.namespace, v.pod, v.container), set()) for v in views]
+        tree, tree_source = self._cgroups(kc, wanted)
+        sources["cgroup_v2"] = (tree is not None, "" if tree is not None else tree_source.line())
         watched = []
-        if listed is not None:
-            for view in container_views(listed, extracts, {}, log_uids, self._topology):
-                a = assignment(view, cpu, memory, self._topology)
-                pool = ("exclusive" if a.exclusive else
-                        "pod-shared" if cpu is not None and view.identity.uid in cpu.pods else "shared")
-                cgroup, why = (find_cgroup(tree, links.get((view.namespace, view.pod, view.container), set()),
-                                           view.identity.uid) if tree is not None else (None, "no cgroup v2 tree"))
-                watched.append(Watched(view.namespace, view.pod, view.container, pool, a, cgroup, why))
+        for view, ids in zip(views, wanted):
+            a = assignment(view, cpu, memory, self._topology)
+            pool = "exclusive" if a.exclusive else "pod-shared" if cpu is not None and view.identity.uid in cpu.pods \
+                else "shared"
+            cgroup, why = find_cgroup(tree, ids, view.identity.uid) if tree is not None else (None, "no cgroup v2 tree")
+            watched.append(Watched(view.namespace, view.pod, view.container, pool, a, cgroup, why))
         return Snapshot(watched, tree, self._shared_pool(cpu), sources, notes)
+
+    def _cgroups(self, kc, wanted: list[set[str]]) -> tuple[CgroupTree | None, Source]:
+        """The cgroup tree and its index of container cgroups, walked again only when a
+        container has no cgroup in the index (it started since) or one it found is gone."""
+        if self._tree is not None and self._tree[0] is kc:
+            tree, source = self._tree[1], self._tree[2]
+            if all(any(i in tree.containers for i in ids) for ids in wanted) and all(
+                    os.path.isdir(tree.containers[i].path) for ids in wanted for i in ids if i in tree.containers):
+                return tree, source
+        tree, source = open_cgroups(self.root, kc)
+        self._tree = (kc, tree, source) if tree is not None else None
+        return tree, source
 
     def _shared_pool(self, cpu) -> frozenset[int] | None:
         """defaultCpuSet under the static policy; every CPU under none (nothing is exclusive)."""

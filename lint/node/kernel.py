@@ -26,6 +26,7 @@ A process or thread that ends while it is read is skipped, not an error: process
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import resource
@@ -56,7 +57,6 @@ class TaskState:
     cpu_ticks: int                 # utime + stime
     start_ticks: int = 0           # starttime: with the tid, which thread this is
     involuntary: int = 0           # nonvoluntary_ctxt_switches
-    schedstat: tuple[int, int] | None = None   # (ns on a CPU, ns waiting on a run queue), when read
 
     @property
     def cpu_seconds(self) -> float:
@@ -82,8 +82,10 @@ def _add(a: dict[int, int], b: dict[int, int]) -> dict[int, int]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def kernel_list(text: str) -> frozenset[int]:
-    """A kernel CPU or node list ("0-3,8"; empty for none), as cpuset files and status print it."""
+    """A kernel CPU or node list ("0-3,8"; empty for none), as cpuset files and status print it.
+    Remembered: a node's threads and cgroups repeat a handful of lists thousands of times."""
     return parse_cpuset(text.strip())
 
 
@@ -130,9 +132,8 @@ def parse_schedstat(text: str) -> tuple[int, int]:
     return int(on_cpu), int(waiting)
 
 
-def read_task(proc: Path, pid: int, tid: int, schedstat: bool = False) -> TaskState | None:
-    """The thread `tid` of process `pid`, or None when it is gone (or its files make no sense).
-    `schedstat`: also read its run-queue wait (None in the result when the file is absent)."""
+def read_task(proc: Path, pid: int, tid: int) -> TaskState | None:
+    """The thread `tid` of process `pid`, or None when it is gone (or its files make no sense)."""
     base = f"{proc}/{pid}/task/{tid}/"
     try:
         status = read_small(base + "status")
@@ -140,17 +141,18 @@ def read_task(proc: Path, pid: int, tid: int, schedstat: bool = False) -> TaskSt
         mems = status_value(status, "Mems_allowed_list") if "\nMems_allowed_list:" in status else ""
         involuntary = (int(status_value(status, "nonvoluntary_ctxt_switches"))
                        if "\nnonvoluntary_ctxt_switches:" in status else 0)
-        sched = None
-        if schedstat:
-            try:
-                sched = parse_schedstat(read_small(base + "schedstat"))
-            except FileNotFoundError:
-                if not os.path.isdir(base):        # the thread ended; else a kernel without the file
-                    return None
         return TaskState(pid, tid, comm, kernel_list(status_value(status, "Cpus_allowed_list")),
                          kernel_list(mems), int(fields[36]), int(fields[11]) + int(fields[12]), int(fields[19]),
-                         involuntary, sched)
+                         involuntary)
     except (OSError, KeyError, IndexError, ValueError, CPUSetError):
+        return None
+
+
+def read_schedstat(proc: Path, pid: int, tid: int) -> tuple[int, int] | None:
+    """(ns on a CPU, ns waiting on a run queue) of the thread, or None when it is gone."""
+    try:
+        return parse_schedstat(read_small(f"{proc}/{pid}/task/{tid}/schedstat"))
+    except (OSError, ValueError):
         return None
 
 
@@ -161,8 +163,8 @@ def thread_ids(proc: Path, pid: int) -> list[int]:
         return []
 
 
-def read_threads(proc: Path, pid: int, schedstat: bool = False) -> list[TaskState]:
-    return [t for t in (read_task(proc, pid, tid, schedstat) for tid in thread_ids(proc, pid)) if t is not None]
+def read_threads(proc: Path, pid: int) -> list[TaskState]:
+    return [t for t in (read_task(proc, pid, tid) for tid in thread_ids(proc, pid)) if t is not None]
 
 
 def schedstat_offered(proc: Path) -> tuple[bool, str]:
