@@ -659,3 +659,28 @@ def test_the_text_writer_writes_what_prometheus_client_writes(top):
     assert len(generate_latest(registry).splitlines()) > 100
     Histogram("numaguard_test_seconds", "a histogram", registry=registry).observe(0.3)
     assert text_exposition(registry) == generate_latest(registry)
+
+
+def test_the_daemonset_runs_the_agent():
+    """deploy/node-inspect/daemonset.yaml's `agent` container runs `numaguard node agent` on the
+    port the PodMonitor scrapes, with the mounts `node inspect` has (read-only), no capability,
+    in the host's PID namespace (cgroup.threads), and the whole file lints clean."""
+    import yaml
+    from click.testing import CliRunner
+
+    from numaguard.lint.cli.main import main
+
+    path = REPO / "deploy/node-inspect/daemonset.yaml"
+    daemonset = next(d for d in yaml.safe_load_all(path.read_text()) if d["kind"] == "DaemonSet")
+    pod = daemonset["spec"]["template"]["spec"]
+    containers = {c["name"]: c for c in pod["containers"]}
+    agent = containers["agent"]
+    assert agent["command"] == ["numaguard", "node", "agent", "--root", "/host", "--listen", ":9477"]
+    assert agent["ports"] == [{"name": "metrics", "containerPort": 9477, "protocol": "TCP"}]
+    assert agent["readinessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert agent["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert agent["securityContext"]["runAsUser"] == 0 and pod["hostPID"] is True
+    assert agent["volumeMounts"] == containers["inspect"]["volumeMounts"]
+    assert all(m["readOnly"] is True for m in agent["volumeMounts"])
+    result = CliRunner().invoke(main, ["lint", str(path)])
+    assert result.exit_code == 0, result.output
