@@ -25,8 +25,9 @@ from numaguard.lint.node.agent import NodeAgent
 from numaguard.lint.node.inventory import Inventory
 from numaguard.lint.node.kernel import read_task, schedstat_offered
 
-from agent_fixture import (SERVING, fake_thread, http_get, hugetlb_numa_stat, labels, memory_stat, numa_stat, parse,
+from agent_fixture import (fake_thread, http_get, hugetlb_numa_stat, labels, memory_stat, numa_stat, parse,
                            psi, scrape, write_files)
+from agent_pool import served_agent
 from conftest import REPO, numaguard_exe
 from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod, write_atomic
 
@@ -535,34 +536,9 @@ def test_readme_has_the_metric_reference_from_the_table():
 
 # ------------------------------------------------------------------------------- the command
 
-@contextmanager
-def served(node: HostNode, *extra: str):
-    """`numaguard node agent` as a process on 127.0.0.1, port chosen by the kernel."""
-    process = subprocess.Popen([numaguard_exe(), "node", "agent", "--root", str(node.root), "--listen", "127.0.0.1:0",
-                                *extra], stderr=subprocess.PIPE, text=True)
-    lines = []
-    try:
-        for line in process.stderr:
-            lines.append(line.rstrip("\n"))
-            found = SERVING.search(line)
-            if found:
-                yield process, f"http://{found.group(1)}", lines
-                break
-        else:
-            raise AssertionError("the agent did not start: " + "\n".join(lines))
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 @two_cpus
 def test_the_agent_serves_metrics_over_http(top):
-    with running(top, [pinned_pod()]) as node, served(node) as (process, url, lines):
+    with running(top, [pinned_pod()]) as node, served_agent(node.root) as (process, url, lines):
         status, kind, body = http_get(f"{url}/metrics")
         health = http_get(f"{url}/healthz")
         missing = http_get(f"{url}/nope")
@@ -595,7 +571,7 @@ def test_the_agent_serves_metrics_over_http(top):
 def test_idle_clients_do_not_stop_the_scrape(top):
     """Ten connections that never send a byte, and one that sends half a request: the scrape
     beside them is answered."""
-    with running(top, [pinned_pod()]) as node, served(node) as (_process, url, _lines):
+    with running(top, [pinned_pod()]) as node, served_agent(node.root) as (_process, url, _lines):
         host, port = url.removeprefix("http://").rsplit(":", 1)
         idle = [socket.create_connection((host, int(port))) for _ in range(10)]
         idle[0].sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
