@@ -64,6 +64,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
                f"{s.unmanaged} opted out{assumed}: {paint(str(s.counts['error']) + ' error(s)', 'error')}, "
                f"{paint(str(s.counts['warning']) + ' warning(s)', 'warning')}, "
                f"{s.counts['info']} info, {s.suppressed} suppressed{in_baseline}")
+    tiers = s.tiers_line()
+    if tiers:
+        out.append(f"tiers: {tiers}")
     hint = s.assumed_hint()
     if hint:
         out.append(hint)
