@@ -80,8 +80,9 @@ def test_text_and_json_summaries_count_the_assumed_configuration(tmp_path):
     proc = run_cli("lint", "kubelet.yaml", cwd=tmp_path)
     assert proc.returncode == 1                     # NG209 is an error
     assert proc.stdout.splitlines()[-3:] == [
+        "tiers: 1 kubelet configuration(s) assumed",
         "1 file(s), 1 object(s) checked, 0 skipped, 0 opted out, 1 kubelet config(s) assumed: 1 error(s), "
-        "2 warning(s), 0 info, 0 suppressed", "tiers: 1 kubelet configuration(s) assumed", ASSUMED_KUBELET_HINT]
+        "2 warning(s), 0 info, 0 suppressed", ASSUMED_KUBELET_HINT]
     report = json.loads(run_cli("lint", "--format", "json", "kubelet.yaml", cwd=tmp_path).stdout)
     assert {k: report["summary"][k] for k in ("assumedManaged", "assumedKubelets", "assumedHint", "error",
                                                "warning")} == {
@@ -106,9 +107,9 @@ def test_pods_and_kubelet_configurations_assumed_in_one_run_get_one_hint_of_two_
         "pools in .numaguard.yaml (pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: "
         "managed. " + ASSUMED_KUBELET_HINT)
     lines = run_cli("lint", ".", cwd=tmp_path).stdout.splitlines()
-    assert lines[-3].startswith("2 file(s), 2 object(s) checked, 0 skipped, 0 opted out, 1 assumed managed, "
+    assert lines[-3] == "tiers: 1 pod(s) assumed, 1 kubelet configuration(s) assumed"
+    assert lines[-2].startswith("2 file(s), 2 object(s) checked, 0 skipped, 0 opted out, 1 assumed managed, "
                                 "1 kubelet config(s) assumed: ")
-    assert lines[-2] == "tiers: 1 pod(s) assumed, 1 kubelet configuration(s) assumed"
     assert lines[-1] == summary["assumedHint"]
 
 

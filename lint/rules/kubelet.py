@@ -156,6 +156,7 @@ def gate_pod_level_resource_managers(kc: dict, ctx: LintContext) -> Iterator[Vio
 
 
 @rule(id="NG203", name="cpu-manager-not-static", severity="error", target="kubelet",
+      fix="writes a case-only misspelling (Static) as static, when CPUs are already reserved for the system",
       title="cpuManagerPolicy is not static",
       rationale="""Only the CPU Manager's `static` policy hands out exclusive CPUs, for pods and
       for containers. The default is `none`. The value is case-sensitive: "Static" or "STATIC"
@@ -447,6 +448,7 @@ def reserved_cpus_invalid(kc: dict, ctx: LintContext) -> Iterator[Violation]:
 
 
 @rule(id="NG210", name="feature-gate-invalid", severity="error", target="kubelet",
+      fix="deletes a removed gate set to the value its removal kept (CPUManager: true)",
       title="A feature gate the kubelet refuses",
       rationale="""The kubelet validates featureGates at startup (featuregate.go) and stops on an
       unrecognized gate ("unrecognized feature gate: <name>", e.g. the removed CPUManager,
