@@ -430,7 +430,7 @@ class _Run:
         """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
         as the kubelet reads it: unknown fields are reported (NG002) and dropped, the rest is
         checked; what stops any kubelet applies to every configuration, the pool requirements
-        only to pool configurations (`kubelet_in_pool`)."""
+        only to pool configurations (`kubelet_declaration`)."""
         from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
         from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
         from numaguard.lint.rules.kubelet import kubelet_declaration
