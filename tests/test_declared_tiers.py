@@ -261,6 +261,39 @@ def test_the_gate_in_a_carriers_kubelet_flags_or_its_own_gate_field_declares_it(
     assert kind.summary.declared["kubeletConfigurations"]["gate"] == 2
 
 
+EKSCTL_POOL = """\
+apiVersion: eksctl.io/v1alpha5
+kind: ClusterConfig
+metadata: {name: numa, region: eu-north-1}
+nodeGroups:
+  - name: numa-a
+    amiFamily: AmazonLinux2023
+    labels: {node.example.com/pool: numa}
+    kubeletExtraConfig:
+      featureGates: {PodLevelResourceManagers: true}
+      cpuManagerPolicy: static
+      reservedSystemCPUs: "40-41"
+      memoryManagerPolicy: Static
+      topologyManagerPolicy: single-numa-node
+      topologyManagerScope: pod
+"""
+
+
+def test_a_carrier_a_pool_selects_is_declared_by_it_and_judged_on_its_node(tmp_path):
+    """The node group's labels put it in pool numa: declared by the pool (not by its gate), and
+    judged against the pool's node description, which has CPUs 0-31 only."""
+    write(tmp_path, {"nodes/node.yaml": NODE, "eksctl.yaml": EKSCTL_POOL, ".numaguard.yaml": (
+        "pools:\n- name: numa\n  nodeLabels: {node.example.com/pool: numa}\n  node: nodes/node.yaml\n")})
+    code, report = json_lint(tmp_path, "eksctl.yaml")
+    assert code == 1
+    assert [(f["rule"], f["severity"], f["line"], f["column"]) for f in report["findings"]] == [
+        ("NG208", "error", 9, 7), ("NG209", "error", 11, 27), ("NG209", "error", 11, 27)]
+    assert report["findings"][2]["message"] == (
+        "the kubelet refuses to start: reserved-cpus: 40-41 is not a subset of online-cpus: 0-31 (missing: 40-41)")
+    assert report["summary"]["declaredBy"]["kubeletConfigurations"] == {"pool": 1, "scopeAll": 0, "gate": 0,
+                                                                         "assumed": 0}
+
+
 def test_kubelet_declaration_names_each_tier():
     from numaguard.lint.engine import rule_context
     from numaguard.lint.rules.kubelet import kubelet_declaration
