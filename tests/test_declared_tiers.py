@@ -19,6 +19,7 @@ from numaguard.lint.load.documents import load_text
 from numaguard.lint.numa.node import load_node_file
 
 from conftest import REPO, run_cli
+from test_assumed_kubelets import write
 
 # Shows the intent only through manager policies (a static policy is also how
 # container-level pinning is configured): assumed. Its pool requirements: NG202 (gate), NG204
@@ -91,13 +92,6 @@ def lint(text: str, settings: dict | None = None, name: str = "x.yaml", **kw):
 
 def rows(result) -> list[tuple]:
     return [(f.rule, f.severity.value, f.line, f.column) for f in result.active]
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def json_lint(cwd: Path, *args: str) -> tuple[int, dict]:
