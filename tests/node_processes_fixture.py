@@ -17,9 +17,12 @@ import json
 import os
 import secrets
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -383,6 +386,24 @@ def stop_child(process: subprocess.Popen) -> None:
         process.stdout.close()
 
 
+def short_tmp():
+    """A fresh directory under /tmp, removed afterwards (a generator: `pytest.fixture(short_tmp)`).
+    Short, so the PodResources socket's path stays under the 108 bytes of a unix socket name."""
+    folder = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def running(top: Path, pods: list[Pod], **kw):
+    """The host root written, its processes started and PodResources served; stopped after."""
+    node = HostNode(top, pods, **kw).write()
+    try:
+        yield node.start().serve()
+    finally:
+        node.stop()
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace a file at once, as a reader of a kernel file never sees half of it."""
     tmp = path.with_name(path.name + ".tmp")
@@ -390,5 +411,6 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["HostNode", "Pod", "Container", "Child", "cpu_stat", "REAL_CPUS", "start_child", "stop_child",
+__all__ = ["HostNode", "Pod", "Container", "Child", "cpu_stat", "REAL_CPUS", "start_child", "stop_child", "running",
+           "short_tmp",
            "write_atomic"]

@@ -11,8 +11,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
-import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +27,7 @@ from agent_fixture import (fake_thread, http_get, hugetlb_numa_stat, labels, mem
                            psi, scrape, write_files)
 from agent_pool import served_agent
 from conftest import REPO, numaguard_exe
-from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod, write_atomic
+from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod, running, short_tmp, write_atomic
 
 A, B = REAL_CPUS[0], REAL_CPUS[-1]
 MiB, GiB = 2**20, 2**30
@@ -37,20 +35,7 @@ two_cpus = pytest.mark.skipif(len(REAL_CPUS) < 2, reason="the pinning tests need
 ALLOWED_LABELS = {"namespace", "pod", "container", "pool", "numa_node", "locality", "kind", "source"}
 
 
-@pytest.fixture
-def top():
-    folder = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))     # short: the socket path stays < 108 bytes
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextmanager
-def running(top: Path, pods: list[Pod], **kw):
-    node = HostNode(top, pods, **kw).write()
-    try:
-        yield node.start().serve()
-    finally:
-        node.stop()
+top = pytest.fixture(short_tmp)
 
 
 class Agent:

@@ -7,10 +7,8 @@ Prometheus server scraping the real agent on 127.0.0.1 with the shipped rules.""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -23,18 +21,14 @@ from agent_fixture import http_get, labels, parse, scrape
 from agent_pool import (A, B, cgroup2_mount, controllers, prometheus_server, query, real_pool, served_agent,
                         wait_for)
 from conftest import REPO
-from node_processes_fixture import REAL_CPUS
+from node_processes_fixture import REAL_CPUS, short_tmp
 
 two_cpus = pytest.mark.skipif(len(REAL_CPUS) < 2, reason="the pinning tests need two CPUs this process may use")
 NUMA_NODES = sorted(int(p.name[4:]) for p in Path("/sys/devices/system/node").glob("node[0-9]*"))
 RULES = REPO / "deploy/monitoring/numaguard.rules.yaml"
 
 
-@pytest.fixture
-def top():
-    folder = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))     # short: the socket path stays < 108 bytes
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+top = pytest.fixture(short_tmp)
 
 
 def container(pod: str) -> tuple[tuple[str, str], ...]:

@@ -186,15 +186,23 @@ class Duration(click.ParamType):
         return seconds
 
 
+def kubelet_sources(command):
+    """The options naming what a node command reads of the kubelet (node inspect, node agent)."""
+    for option in reversed((
+            click.option("--root", default="/", show_default=True,
+                         help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod)."),
+            click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
+                         help="The kubelet's state directory (cpu_manager_state, memory_manager_state)."),
+            click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock",
+                         show_default=True, help="The kubelet's PodResources API socket."),
+            click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
+                         help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml)."))):
+        command = option(command)
+    return command
+
+
 @node.command(name="inspect")
-@click.option("--root", default="/", show_default=True,
-              help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
-@click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
-              help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
-@click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
-              help="The kubelet's PodResources API socket.")
-@click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
-              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml).")
+@kubelet_sources
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
@@ -259,15 +267,7 @@ def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, tim
 
 
 @node.command(name="agent")
-@click.option("--root", default="/", show_default=True,
-              help="Where the node's file system is mounted (/host in the DaemonSet).")
-@click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
-              help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
-@click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
-              help="The kubelet's PodResources API socket.")
-@click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
-              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml): cgroupRoot, "
-                   "cgroupsPerQOS.")
+@kubelet_sources
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
               help="Seconds a scrape waits for the PodResources API.")
 @click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,

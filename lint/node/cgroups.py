@@ -244,7 +244,9 @@ def parse_numa_stat(text: str, types: tuple[str, ...] = ("anon", "file")) -> dic
     """memory.numa_stat's `types` lines summed per node, or a hugetlb numa_stat line (types
     ("total",): "total=<bytes> N0=<bytes> ..."): NUMA node -> bytes."""
     out: dict[int, int] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):
+        if not line.startswith(types):                 # most of memory.numa_stat's twenty lines
+            continue
         head, _, rest = line.partition(" ")
         if head.partition("=")[0] not in types:
             continue
