@@ -373,8 +373,14 @@ def test_a_container_that_goes_away_drops_its_series_at_the_next_scrape(top):
         before = agent.scrape()
         shutil.rmtree(node.container_cgroup(pod, pod.containers[1]))      # the runtime removed it
         after = agent.scrape()
-        # the kubelet no longer lists the pod either
+        # the kubelet dies, leaving its socket behind (nobody answers), and restarts without the pod:
+        # read at once, no reconnect backoff carried over from the dead socket
         node.server.stop(None)
+        path = str(node.root / "var/lib/kubelet/pod-resources/kubelet.sock")
+        with socket.socket(socket.AF_UNIX) as dead:
+            dead.bind(path)
+            down = agent.scrape()
+        os.unlink(path)
         node.pods = []
         node.serve()
         gone = agent.scrape()
@@ -384,8 +390,15 @@ def test_a_container_that_goes_away_drops_its_series_at_the_next_scrape(top):
     assert family(after, "numaguard_agent_containers") == {(): 1}
     assert family(after, "numaguard_agent_containers_unseen") == {(): 1}
     sidecar_id = pod.containers[1].id
-    assert agent.lines[-1] == (f"container shop/pinned-0 sidecar not seen in the kernel: not running: no cgroup for "
-                               f"container id {sidecar_id[:12]}")
+    assert [line for line in agent.lines if "sidecar" in line or "podresources" in line] == [
+        f"container shop/pinned-0 sidecar not seen in the kernel: not running: no cgroup for container id "
+        f"{sidecar_id[:12]}",
+        f"source podresources not available: kubelet PodResources socket {node.root}/var/lib/kubelet/pod-resources/"
+        "kubelet.sock: nobody answers (List: connection refused or kubelet down); not exported: "
+        "numaguard_container_exclusive_cpus, numaguard_container_assigned_numa_nodes",
+        "source podresources available again"]
+    assert family(down, "numaguard_agent_source_available")[labels(source="podresources")] == 0
+    assert family(gone, "numaguard_agent_source_available")[labels(source="podresources")] == 1
     assert family(gone, "numaguard_agent_containers") == {(): 0}
     assert family(gone, "numaguard_agent_containers_unseen") == {(): 0}
     assert [name for name, series in gone.items() if name.startswith("numaguard_container_") and series] == []

@@ -114,6 +114,9 @@ class PodResourcesConnection:
         try:
             listed = stub.List(api_pb2.ListPodResourcesRequest(), timeout=self.timeout)
         except grpc.RpcError as exc:
+            # a channel whose kubelet went away waits out gRPC's growing reconnect backoff (up to
+            # 120 s) before it tries again; a fresh one at the next read connects at once
+            self.close()
             raise PodResourcesError(_describe(exc, self.socket_path, "List", self.timeout)) from None
         if not allocatable:
             return snapshot_from_messages(listed)
