@@ -658,3 +658,85 @@ def test_the_daemonset_runs_the_agent():
     assert all(m["readOnly"] is True for m in agent["volumeMounts"])
     result = CliRunner().invoke(main, ["lint", str(path)])
     assert result.exit_code == 0, result.output
+
+
+@two_cpus
+def test_an_idle_threads_affinity_is_read_again_one_scrape_in_ten(top):
+    """A thread that neither runs nor waits has only its schedstat read; an affinity another
+    thread set on it meanwhile is seen at the scrape its turn comes (one in STATUS_EVERY,
+    spread by tid: (scrape + tid) % 10 == 0), and at once when the cgroup's cpuset changes."""
+    from numaguard.lint.node.agent import STATUS_EVERY
+
+    node, proc, threads = _fake_pod(top)
+    try:
+        with agent_on(node, schedstat=(True, "")) as agent:
+            fake_thread(proc, 4000001, 4000001, start=100, on_cpu_ns=10**9, wait_ns=10**8, involuntary=3,
+                        last_cpu=B, allowed=str(B))
+            threads.write_text("4000001\n")
+            seen = [agent.scrape()]                                      # scrape 1: read in full
+            fake_thread(proc, 4000001, 4000001, start=100, on_cpu_ns=10**9, wait_ns=10**8, involuntary=3,
+                        last_cpu=B, allowed=format_cpuset([A, B]))      # widened, asleep
+            seen += [agent.scrape() for _ in range(STATUS_EVERY)]        # scrapes 2..11
+            fake_thread(proc, 4000001, 4000001, start=100, on_cpu_ns=10**9, wait_ns=10**8, involuntary=3,
+                        last_cpu=B, allowed=str(B))                      # narrowed again, asleep
+            cgroup = node.container_cgroup(node.pods[0], node.pods[0].containers[0])
+            (cgroup / "cpuset.cpus.effective").write_text(format_cpuset([A, B]) + "\n")
+            moved = agent.scrape()                                       # scrape 12: the cpuset changed
+    finally:
+        node.stop()
+    outside = [family(s, "numaguard_container_threads_outside_exclusive")[app()] for s in seen]
+    turn = next(n for n in range(2, 12) if (n + 4000001) % STATUS_EVERY == 0)
+    assert outside == [0] * (turn - 1) + [1] * (STATUS_EVERY + 2 - turn)      # seen[k] is scrape k + 1
+    assert family(moved, "numaguard_container_threads_outside_exclusive")[app()] == 0
+    assert family(moved, "numaguard_container_cpuset_matches")[app()] == 0
+
+
+@two_cpus
+def test_threads_of_another_pid_namespace_leave_no_partial_sums(top):
+    """cgroup.threads shows a thread the reader cannot see as 0 (an agent without hostPID):
+    the container's thread metrics are absent, not sums over the threads it could see."""
+    pod = pinned_pod()
+    pod.containers.pop()
+    with running(top, [pod]) as node:
+        threads = node.container_cgroup(pod, pod.containers[0]) / "cgroup.threads"
+        threads.write_text(threads.read_text() + "0\n0\n")
+        with agent_on(node) as agent:
+            got = agent.scrape()
+    for name in ("threads", "runqueue_wait_seconds_total", "involuntary_context_switches_total",
+                 "thread_samples_total", "threads_outside_exclusive"):
+        assert family(got, f"numaguard_container_{name}") == {}, name
+    assert family(got, "numaguard_container_exclusive_cpus") == {app(): 1}      # the cgroup's series stay
+    assert family(got, "numaguard_agent_source_available")[labels(source="proc")] == 0
+    assert ("source proc not available: 2 thread(s) in cgroup.threads of the cgroup of shop/pinned-0 app read as 0, "
+            "of another PID namespace (run the agent with hostPID); not exported: numaguard_container_threads, "
+            "numaguard_container_threads_outside_exclusive, numaguard_container_thread_samples_total, "
+            "numaguard_container_thread_samples_outside_total, numaguard_container_runqueue_wait_seconds_total, "
+            "numaguard_container_involuntary_context_switches_total") in agent.lines
+
+
+@two_cpus
+def test_a_container_whose_reading_fails_leaves_no_partial_series(top, monkeypatch):
+    """An unexpected error reading one container (a bug, a file in a format never seen) costs
+    that container its series, none half-written, and the rest of the node keeps its own."""
+    import numaguard.lint.node.agent as agent_module
+
+    real = agent_module.read_counters
+
+    def broken(path, sizes):
+        if sidecar_id in str(path):
+            raise ValueError("invalid literal for int() with base 10: 'x'")
+        return real(path, sizes)
+
+    pod = pinned_pod()
+    sidecar_id = pod.containers[1].id
+    monkeypatch.setattr(agent_module, "read_counters", broken)
+    with running(top, [pod]) as node, agent_on(node) as agent:
+        got = agent.scrape()
+    for name, series in got.items():
+        assert not [k for k in series if ("container", "sidecar") in k], name
+    assert family(got, "numaguard_container_exclusive_cpus") == {app(): 1}
+    assert family(got, "numaguard_agent_containers_unseen") == {(): 1}
+    assert agent.lines[-1] == (
+        f"container shop/pinned-0 sidecar not seen in the kernel: reading /kubepods.slice/kubepods-pod"
+        f"{pod.uid.replace('-', '_')}.slice/cri-containerd-{sidecar_id}.scope failed: ValueError: invalid literal "
+        "for int() with base 10: 'x'")

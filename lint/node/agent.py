@@ -62,7 +62,6 @@ class _Seen:
     involuntary: int
     allowed: frozenset[int]
     last_cpu: int
-    read_at: int                     # the scrape it was read at
 
 
 @dataclass
@@ -78,15 +77,22 @@ class _Running:
 
 
 class _Scrape:
-    """One scrape's metric families and what was found missing."""
+    """One scrape's metric families and what was found missing. A container's samples are
+    held until `commit`: one whose reading fails half-way leaves no partial series."""
 
     def __init__(self) -> None:
         self.families = {m.name: (CounterMetricFamily if m.kind == "counter" else GaugeMetricFamily)(
             m.name, m.help, labels=list(m.labels)) for m in METRICS}
         self.missing: dict[str, str] = {}          # source -> why (the first place it was missing)
+        self.pending: list[tuple[str, list[str], float]] = []
 
     def add(self, name: str, labels: list[str], value: float) -> None:
-        self.families[name].add_metric(labels, value)
+        self.pending.append((name, labels, value))
+
+    def commit(self) -> None:
+        for name, labels, value in self.pending:
+            self.families[name].add_metric(labels, value)
+        self.pending = []
 
     def lack(self, source: str, where: str) -> None:
         self.missing.setdefault(source, where)
@@ -145,9 +151,11 @@ class NodeAgent:
             if w.cgroup is not None:
                 try:
                     self._container(w, sizes, scrape)
+                    scrape.commit()
                     seen.add(w.cgroup.id)
                     continue
                 except Exception as exc:            # noqa: BLE001 - one odd container must not cost the node's metrics
+                    scrape.pending = []
                     why = f"reading {w.cgroup.relative(snap.tree)} failed: {type(exc).__name__}: {exc}"
             unseen[(w.namespace, w.pod, w.container)] = why
         if snap.tree is not None and not seen:
@@ -158,6 +166,7 @@ class NodeAgent:
         scrape.add("numaguard_agent_containers_unseen", [], len(unseen))
         for key in SOURCE_KEYS:
             scrape.add("numaguard_agent_source_available", [key], 0 if key in scrape.missing else 1)
+        scrape.commit()
         self._report(scrape, unseen, [n.line() for n in snap.notes])
         return list(scrape.families.values())
 
@@ -213,6 +222,10 @@ class NodeAgent:
                 scrape.add(name, labels + [kind], total / 1e6)
 
     def _threads(self, w: Watched, state: CgroupState, labels: list[str], scrape: _Scrape) -> None:
+        if state.hidden:                              # some threads cannot be read: no partial sums
+            scrape.lack("proc", f"{state.hidden} thread(s) in cgroup.threads of the cgroup of {w.namespace}/{w.pod} "
+                                f"{w.container} read as 0, of another PID namespace (run the agent with hostPID)")
+            return
         run = self._running.setdefault(w.cgroup.id, _Running())
         with_schedstat, cpus = self.schedstat[0], w.assignment.cpus
         moved = state.cpus_effective != run.cpus      # a new cpuset changes every thread's affinity
@@ -237,31 +250,30 @@ class NodeAgent:
             scrape.add("numaguard_container_thread_samples_total", labels, run.samples)
             scrape.add("numaguard_container_thread_samples_outside_total", labels, run.outside)
 
-    def _thread(self, run: _Running, tid: int, with_schedstat: bool,
-                moved: bool) -> tuple[_Seen | None, bool]:
+    def _thread(self, run: _Running, tid: int, with_schedstat: bool, moved: bool) -> tuple[_Seen | None, bool]:
         """(the thread now, whether it ran since the last scrape), its rises added to the
-        container's totals (None: gone meanwhile). A thread that neither ran
-        nor waited since the last scrape (its schedstat unchanged) has the same stat and
-        switches: only schedstat is read, and its status again at least every STATUS_EVERY
-        scrapes (an affinity another thread set meanwhile) or when the cpuset changed."""
+        container's totals (None: gone meanwhile). A thread that neither ran nor waited since
+        the last scrape (its schedstat unchanged) has the same stat and switches: only its
+        schedstat is read, and its status again one scrape in STATUS_EVERY (an affinity another
+        thread set meanwhile; spread over the threads by tid) or when the cpuset changed."""
         before = run.threads.get(tid)
         # /proc/TID/task/TID is the thread whatever its process (proc_task_lookup: same thread group)
         sched = read_schedstat(self.proc, tid, tid) if with_schedstat else None
         if with_schedstat and sched is None:
             return None, False
-        if (before is not None and sched is not None and sched == (before.on_cpu, before.wait) and not moved
-                and self._scrapes - before.read_at < STATUS_EVERY):
+        if (before is not None and sched == (before.on_cpu, before.wait) and not moved
+                and (self._scrapes + tid) % STATUS_EVERY):
             return before, False
         task = read_task(self.proc, tid, tid)
         if task is None:
             return None, False
         on_cpu, wait = sched if sched is not None else (task.cpu_ticks, 0)
         if before is None or before.start != task.start_ticks:      # new, or a new thread under a reused tid
-            before = _Seen(task.start_ticks, 0, 0, 0, frozenset(), -1, 0)
+            before = _Seen(task.start_ticks, 0, 0, 0, frozenset(), -1)
         run.wait_ns += max(0, wait - before.wait)
         run.involuntary += max(0, task.involuntary - before.involuntary)
-        return (_Seen(task.start_ticks, on_cpu, wait, task.involuntary, task.cpus_allowed, task.last_cpu,
-                      self._scrapes), on_cpu > before.on_cpu)
+        return (_Seen(task.start_ticks, on_cpu, wait, task.involuntary, task.cpus_allowed, task.last_cpu),
+                on_cpu > before.on_cpu)
 
     def _features(self, snap: Snapshot, sizes: tuple[str, ...], scrape: _Scrape) -> None:
         """With no container to read, what the kernel offers is asked of the kubelet's own cgroup."""
