@@ -33,8 +33,10 @@ from numaguard.lint.node.matching import (AGREES, DIFFERS, REJECTED, SKIPPED, UN
 from numaguard.lint.node.podresources_client import DEFAULT_SOCKET, DEFAULT_TIMEOUT
 from numaguard.lint.node.processes import PROCESS_CHECKS, ProcessOptions, ProcessResult, inspect_processes
 from numaguard.lint.node.replay import numa_of, replay, simulation_verdict
-from numaguard.lint.node.sources import (Source, load_kubelet_config, load_node, load_pod_manifests,
-                                         read_checkpoint, read_pod_log_dirs, read_podresources, under)
+from numaguard.lint.node.restart import RestartPrediction, config_refusals, predict
+from numaguard.lint.node.sources import (Source, kubelet_config_path, load_kubelet_config, load_node,
+                                         load_pod_manifests, read_checkpoint, read_memory_machine, read_pod_log_dirs,
+                                         read_podresources, under)
 from numaguard.lint.rules.node import (CheckpointExtract, RunningContainer, checkpoint_findings,
                                        reserved_cpu_findings)
 
@@ -109,6 +111,7 @@ class InspectReport:
     topology: Any = None
     reserved_cpus: frozenset[int] = frozenset()
     policy: str = ""
+    restart: RestartPrediction | None = None     # a restart with the configuration read
 
     def add(self, violations) -> None:
         for pv in violations:
@@ -157,6 +160,8 @@ class InspectReport:
         unseen = sum(c.unchecked_in(PROCESS_CHECKS) and not c.unchecked_in(BASE_CHECKS) for c in self.containers)
         if unseen:
             gaps.append(f"{unseen} container(s) not fully seen in the kernel")
+        if self.restart is not None and not self.restart.starts:
+            line += f"; the kubelet does not start with {self.restart.config}"
         return line + ("; incomplete: " + "; ".join(gaps) if gaps else "")
 
     def as_dict(self) -> dict:
@@ -164,6 +169,7 @@ class InspectReport:
                 "sources": [{"name": s.name, "ok": s.ok, "message": s.message} for s in self.sources],
                 "allocatableCpus": format_cpuset(self.allocatable_cpus) if self.allocatable_cpus is not None else None,
                 "containers": [c.as_dict() for c in self.containers], "findings": self.findings,
+                "restart": self.restart.as_dict() if self.restart is not None else None,
                 "summary": {"containers": len(self.containers), "agree": self.count(AGREES),
                             "differ": self.count(DIFFERS), "warn": self.count(WARNS),
                             "unchecked": self.count(UNCHECKED),
@@ -183,6 +189,7 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
     read the kernel's view of every container (`sleep` waits out its sample)."""
     report = InspectReport(node=os.uname().nodename if root in ("", "/") else str(root))
     kc, kc_source = load_kubelet_config(root, kubelet_config)
+    current = _own_config(root, kubelet_config, kc)
     node, node_source = load_node(root, kc)
     if node is not None:
         report.node = node.name
@@ -204,7 +211,12 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
     manifest_uids = {key: str((m.get("metadata") or {}).get("uid") or "") for key, m in manifests.items()}
     topology = getattr(node, "topology", None)
     known = {u for u in manifest_uids.values() if u} or None
-    report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known))
+    config_path = str(kubelet_config_path(root, kubelet_config))
+    if kc is not None:
+        report.add(config_refusals(config_path, node, version))
+    machine = read_memory_machine(root) if node is not None else None
+    report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known,
+                                   machine=machine, version=version))
     reserved = _reserved(kc)
     report.topology, report.reserved_cpus, report.policy = topology, reserved, _policy(kc)
     if snapshot is not None:
@@ -214,6 +226,12 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
         report.add(reserved_cpu_findings(
             [RunningContainer(f"{c.namespace}/{c.pod}", c.container, c.cpus, f"pod/{c.namespace}/{c.pod}")
              for c in report.containers], kubelet_config=kc))
+    if kc is not None:
+        names = {c.identity.uid: f"{c.namespace}/{c.pod}" for c in report.containers if c.identity.uid}
+        report.restart = predict(config_path, kc, current, extracts, topology, list(report.violations), names, known,
+                                 version)
+        if report.restart.eventful:
+            report.add([report.restart.violation()])
     if processes is not None:
         checkpoints = [_restored(extracts.get(kind)) for kind in ("cpu", "memory")]
         results, sources, found = inspect_processes(root, kc, report.containers, manifests, *checkpoints, topology,
@@ -224,6 +242,15 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
             c.checks.update(result.checks)
         report.add(found)
     return report
+
+
+def _own_config(root: str, given: str | None, judged: dict | None) -> dict | None:
+    """The node's own configuration when another one is judged (`--kubelet-config NEW`): what
+    the restart changes from. None when it is the same, or cannot be read."""
+    if not given or judged is None:
+        return None
+    own, _ = load_kubelet_config(root, None)
+    return own if own is not None and own != judged else None
 
 
 def _restored(extract: CheckpointExtract | None):
@@ -339,6 +366,9 @@ def render_text(report: InspectReport) -> str:
                 + f" on CPU {t.last_cpu}" for t in c.processes.hottest))
         if c.reserved:
             lines.append(f"      {'reserved CPUs:':<19}{format_cpuset(c.reserved)} (NG409)")
+    if report.restart is not None:
+        lines.append("")
+        lines += report.restart.lines()
     if report.findings:
         lines.append("")
         lines.append("findings:")
