@@ -193,7 +193,10 @@ class Duration(click.ParamType):
 @click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
               help="The kubelet's PodResources API socket.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
-              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml).")
+              help="The KubeletConfiguration to judge (default: the node's own, ROOT/var/lib/kubelet/config.yaml). "
+                   "Give a NEW one before rolling it out: the report says whether the kubelet restarts with it and "
+                   "what happens to the running pods' CPUs and memory (compared with the checkpoints and the "
+                   "node's own configuration).")
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
@@ -220,7 +223,9 @@ class Duration(click.ParamType):
 def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
                     processes, sample, max_remote, hottest, fmt) -> None:
     """Compare what each container got (PodResources API) with the checkpoints and the simulator,
-    and with --processes with what the kernel enforces and where the application runs.
+    and with --processes with what the kernel enforces and where the application runs; and say
+    whether the kubelet restarts with the configuration (--kubelet-config) and what that does
+    to the running pods.
 
     Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
     error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a

@@ -82,8 +82,8 @@ class RestartPrediction:
         if not self.starts:
             return (f"the kubelet does not start ({len(self.refusals)} refusal(s); the first, as it logs it: "
                     f"{self.refusals[0]})")
-        rejected = sum(c.outcome == REJECTED for c in self.containers)
-        return "the kubelet starts" + (f"; it rejects {rejected} running container(s)' pods" if rejected else "")
+        rejected = len({c.pod for c in self.containers if c.outcome == REJECTED})
+        return "the kubelet starts" + (f"; it rejects {rejected} of the running pods (NG422)" if rejected else "")
 
     @property
     def eventful(self) -> bool:
@@ -118,8 +118,9 @@ class RestartPrediction:
 
 def config_refusals(path: str, node: Any, version: tuple[int, int]) -> list[PoolViolation]:
     """What stops a kubelet in the configuration at `path` (a lint of the file with the node's
-    machine: its kubelet rules' errors; a configuration no declared pool names is held to the
-    pool requirements only as warnings, so its errors are the start-up refusals)."""
+    machine: the errors of the kubelet rules and of NG001/NG002; a configuration no declared
+    pool names is held to the pool requirements only as warnings, so its errors are the
+    start-up refusals)."""
     from numaguard.lint.config import config_from_dict
     from numaguard.lint.engine import lint_documents
     from numaguard.lint.load.documents import load_text
@@ -135,7 +136,8 @@ def config_refusals(path: str, node: Any, version: tuple[int, int]) -> list[Pool
     out = []
     for f in result.active:
         rule = rules.get(f.rule)
-        if rule is None or rule.target != "kubelet" or f.severity is not Severity.ERROR:
+        # the kubelet rules' errors, and a file it cannot decode or that fails its validation (NG001, NG002)
+        if rule is None or rule.target not in ("kubelet", "input") or f.severity is not Severity.ERROR:
             continue
         where = tuple(int(p) if p.isdigit() else p for p in f.path.split(".")) if f.path else ()
         place = Place(f.file, f.line, (), {where: (f.line, f.column)} if f.line else {})
@@ -153,7 +155,7 @@ def predict(config: str, kc: dict, current: dict | None, extracts: dict[str, Che
     `current`: the node's own configuration when another one is judged (None: the same, or not
     read); `names`: pod uid -> namespace/name of the running pods node inspect knows the uids of."""
     refusals = [f"{_brief(pv.violation.message)} ({pv.rule.id})" for pv in violations
-                if pv.rule.id in REFUSING_RULES or pv.rule.target == "kubelet"]
+                if pv.rule.id in REFUSING_RULES or pv.rule.target in ("kubelet", "input")]
     rejected = {_pod_of(pv) for pv in violations if pv.rule.id == "NG422"}
     prediction = RestartPrediction(config, not refusals, refusals)
     restored = {kind: e.checkpoint for kind, e in extracts.items() if e.checkpoint.error is None}
