@@ -2,7 +2,9 @@
 
 Run on a node (a DaemonSet pod or `kubectl debug node/NAME`), it reads the sources of
 `numaguard.lint.node.sources` and reports whatever it could read: the checkpoint files judged
-by the checkpoint rules (`numaguard.lint.rules.node`: NG402, NG403, NG406-NG408), and, per
+by the checkpoint rules against the configuration and the machine (`numaguard.lint.rules.node`:
+NG402, NG403, NG406-NG408, NG419-NG422), whether the kubelet restarts with the configuration and
+what that does to the running pods (`numaguard.lint.node.restart`, NG423), and, per
 container the kubelet's PodResources API lists, its CPUs and memory NUMA nodes side by side with
 the checkpoints' entries for it (`numaguard.lint.node.matching`: by pod uid, else by an
 unambiguous container name) and with what the simulator gives it (`numaguard.lint.node.replay`);
