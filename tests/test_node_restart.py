@@ -308,3 +308,21 @@ def test_every_format_says_it(node_root, tmp_path):
     assert re.search(r'<div class="note">restart with [^<]*: the kubelet does not start', html)
     browser = open_in_browser(html, tmp_path)
     assert browser["data-errors"] == []
+
+
+@pytest.mark.parametrize("content", [None, "kind: Pod\n", "{not yaml: ["])
+def test_a_configuration_that_cannot_be_read_predicts_nothing_and_says_so(node_root, content):
+    """Missing, not a KubeletConfiguration, not YAML: no prediction, an incomplete report (exit
+    3), and the text says the restart was not predicted rather than nothing."""
+    path = node_root.parent / "new-kubelet.yaml"
+    if content is not None:
+        path.write_text(content)
+    result, report = inspect_json(node_root, "--kubelet-config", str(path))
+    assert (result.exit_code, report["restart"], report["summary"]["complete"]) == (3, None, False)
+    assert report["summary"]["notRead"][0].startswith(f"kubelet configuration {path}: ")
+    server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock")
+    try:
+        text = run(node_root, "--kubelet-config", str(path)).stdout.splitlines()
+    finally:
+        server.stop(None)
+    assert "restart: not predicted (no kubelet configuration was read)" in text

@@ -368,9 +368,9 @@ def render_text(report: InspectReport) -> str:
                 + f" on CPU {t.last_cpu}" for t in c.processes.hottest))
         if c.reserved:
             lines.append(f"      {'reserved CPUs:':<19}{format_cpuset(c.reserved)} (NG409)")
-    if report.restart is not None:
-        lines.append("")
-        lines += report.restart.lines()
+    lines.append("")
+    lines += report.restart.lines() if report.restart is not None else [
+        "restart: not predicted (no kubelet configuration was read)"]
     if report.findings:
         lines.append("")
         lines.append("findings:")

@@ -188,6 +188,9 @@ def readmission_rejections(kind: str, checkpoint: "CPUCheckpoint | MemoryCheckpo
 
     if kubelet_config is None or k.topology_manager_policy(kubelet_config)[0] != "single-numa-node":
         return []
+    policy = k.cpu_manager_policy if kind == "cpu" else k.memory_manager_policy
+    if checkpoint.policy != policy(kubelet_config)[0]:
+        return []                                  # the kubelet does not start (NG402): no pod is admitted
     pod_scope = k.topology_manager_scope(kubelet_config)[0] == "pod"
     holders = _cpu_numa(checkpoint, topology) if kind == "cpu" else _memory_numa(checkpoint)
     what = "CPUs" if kind == "cpu" else "memory"
