@@ -93,6 +93,24 @@ def test_checkpoint_findings_api():
         "the Topology Manager policy single-numa-node rejects it (TopologyAffinityError), stopping the running pod"]
 
 
+def test_tolerated_and_refused_without_the_nodes_cpus():
+    """No topology: the reserved CPUs are known from reservedSystemCPUs alone (check 1 of
+    validateState runs, the coverage check does not); a pod-level set in the shared pool is
+    what the static policy tolerates (NG403, at its podEntries)."""
+    cp = CheckpointExtract.of("n1:cpu_manager_state", cpu_checkpoint_json(
+        "static", "1,4-31,33-63", {"u1": {"app": "2-3"}}, {"u1": "2-5"}))
+    found = checkpoint_findings([cp], kubelet_config={**BASE, "reservedSystemCPUs": "0,32"})
+    assert [(v.rule.id, v.violation.path, v.violation.message) for v in found] == [
+        ("NG403", ("data", "podEntries", "u1"), "pod u1 holds pod-level CPUs 4-5 that are also in the shared pool "
+                                               "(defaultCpuSet 1,4-31,33-63); the kubelet starts with this, and other "
+                                               "pods' shared containers run there"),
+        ("NG419", ("data", "defaultCpuSet"), 'the kubelet will not start: not all reserved cpus: "0,32" are present in '
+                                             'defaultCpuSet: "1,4-31,33-63" (reserved CPUs 0,32 are not in the shared '
+                                             "pool (0,32 in no entry at all); the reservation (reservedSystemCPUs, or "
+                                             "kubeReserved/systemReserved cpu) changed without a drain, or the file "
+                                             "was edited)")]
+
+
 def test_corrupt_checkpoint_is_a_finding():
     cp = CheckpointExtract.of("x", {"policyName": "static", "defaultCpuSet": "0", "data": "{", "dataChecksum": 7})
     found = checkpoint_findings([cp], kubelet_config=BASE)

@@ -267,3 +267,18 @@ def test_zero_page_hugepage_sizes_are_tables_too():
     lacking = MemoryMachine({0: {"memory": 2 * GB}})
     assert [r.detail for r in memory_refusals(state, machine=lacking, reserved={0: {"memory": GB}})] == [
         "NUMA 0: the checkpoint has a hugepages-2Mi table (0 bytes), which this machine lacks"]
+
+
+def test_a_cross_numa_group_is_compared_once():
+    """free and reserved are summed over the cells of a NUMA group (0,1): one difference, said once."""
+    spanning = {n: ({"memory": T(GB, GB - reserved, reserved, GB, 2 * GB)}, [0, 1], 1)
+                for n, reserved in ((0, 512 * MB), (1, 0))}
+    state = memory_state(spanning, {"uid-a": {"app": (B([0, 1], "memory", 256 * MB),)}})
+    found = memory_refusals(state, machine=None, reserved=None)
+    assert [(r.path, r.detail) for r in found] == [
+        (("machineState", "0", "memoryMap", "memory", "free"),
+         "NUMA 0,1 memory free is 1536Mi (1610612736 bytes) in the checkpoint, but its total, reservation and the "
+         "entries' memory blocks make 1792Mi (1879048192 bytes) (+256Mi)"),
+        (("machineState", "0", "memoryMap", "memory", "reserved"),
+         "NUMA 0,1 memory reserved is 512Mi (536870912 bytes) in the checkpoint, but its total, reservation and the "
+         "entries' memory blocks make 256Mi (268435456 bytes) (-256Mi)")]
