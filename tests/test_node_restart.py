@@ -112,9 +112,9 @@ def test_a_memory_reservation_changed_without_a_drain(node_root):
         "the kubelet will not start: [memorymanager] the expected machine state is different from the real one: NUMA 0 "
         "memory systemReserved is 1Gi (1073741824 bytes) in the checkpoint but 2Gi (2147483648 bytes) in "
         "reservedMemory (+1Gi): the reservation changed without a drain")]
-    assert report["findings"][0]["remediation"].startswith("Follow the drain procedure: kubectl drain NODE "
-                                                           "--ignore-daemonsets --delete-emptydir-data, stop the kubelet, "
-                                                           "move /var/lib/kubelet/memory_manager_state aside")
+    assert report["findings"][0]["remediation"] == (
+        "Drain the node (kubectl drain NODE --ignore-daemonsets --delete-emptydir-data), stop the kubelet, move "
+        "/var/lib/kubelet/memory_manager_state aside, start it with the intended configuration, uncordon once Ready.")
     assert report["restart"]["changes"] == [{
         "setting": "reservedMemory NUMA 0 memory", "now": "1Gi", "then": "2Gi",
         "effect": "the Memory Manager's machine state no longer matches: the kubelet does not start (NG420)"}]

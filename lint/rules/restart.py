@@ -29,10 +29,8 @@ Refused = tuple[Rule, Path, str, "str | None"]
 
 # The article: "Drain the node and follow the official policy-change procedure instead of
 # deleting checkpoint files on a live node without a recovery plan."
-DRAIN = ("Follow the drain procedure: kubectl drain NODE --ignore-daemonsets --delete-emptydir-data, stop the "
-         "kubelet, move {file} aside (keep it for the record), start the kubelet with the configuration it must run "
-         "with, check that the node is Ready, kubectl uncordon NODE. Never delete the file under running pods: the "
-         "kubelet would hand their CPUs and memory to others.")
+DRAIN = ("Drain the node (kubectl drain NODE --ignore-daemonsets --delete-emptydir-data), stop the kubelet, move "
+         "{file} aside, start it with the intended configuration, uncordon once Ready.")
 
 MEMORY_INCONSISTENT = Rule(
     id="NG408", name="checkpoint-memory-inconsistent", severity=Severity.ERROR, target="run",
