@@ -326,3 +326,16 @@ def test_a_configuration_that_cannot_be_read_predicts_nothing_and_says_so(node_r
     finally:
         server.stop(None)
     assert "restart: not predicted (no kubelet configuration was read)" in text
+
+
+def test_sysfs_elsewhere_is_the_machine(node_root):
+    """--sysfs: the machine read from another tree than ROOT/sys (a copy, another mount)."""
+    other = node_root.parent / "sys-copy"
+    shutil.copytree(node_root / "sys", other)
+    write_sysfs_file(node_root, "node1/meminfo", f"Node 1 MemTotal:       {12 * GiB // 1024} kB")   # not read
+    result, report = inspect_json(node_root, "--sysfs", str(other))
+    assert (result.exit_code, report["findings"]) == (0, [])
+    assert report["sources"][0]["name"] == f"sysfs {other}"
+    (other / "devices/system/node/node1/meminfo").write_text(f"Node 1 MemTotal:       {12 * GiB // 1024} kB\n")
+    result, report = inspect_json(node_root, "--sysfs", str(other))
+    assert [f["path"] for f in report["findings"] if f["rule"] == "NG420"] == ["data.machineState.1.memoryMap.memory.total"]

@@ -188,6 +188,8 @@ class Duration(click.ParamType):
 @node.command(name="inspect")
 @click.option("--root", default="/", show_default=True,
               help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
+@click.option("--sysfs", "sysfs_root", type=click.Path(file_okay=False),
+              help="Where the node's /sys is (default: ROOT/sys): the machine the checkpoints are compared with.")
 @click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
               help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
 @click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
@@ -220,8 +222,8 @@ class Duration(click.ParamType):
               default="text", show_default=True,
               help="sarif, policyreport and html carry the findings (html: with the node's NUMA map and, with "
                    "--processes, where each container's memory is).")
-def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
-                    processes, sample, max_remote, hottest, fmt) -> None:
+def inspect_command(root, sysfs_root, state_dir, socket_path, kubelet_config, pods_path, timeout,
+                    kubernetes_version, processes, sample, max_remote, hottest, fmt) -> None:
     """Compare what each container got (PodResources API) with the checkpoints and the simulator,
     and with --processes with what the kernel enforces and where the application runs; and say
     whether the kubelet restarts with the configuration (--kubelet-config) and what that does
@@ -241,7 +243,7 @@ def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, tim
         raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
     options = ProcessOptions(sample=sample, max_remote=max_remote / 100, hottest=hottest) if processes else None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path, timeout=timeout, version=version, processes=options)
+                          pods=pods_path, timeout=timeout, version=version, processes=options, sysfs=sysfs_root)
     if fmt == "text":
         click.echo(render_text(report), nl=False)
         raise SystemExit(report.exit_code)

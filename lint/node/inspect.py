@@ -185,14 +185,15 @@ class InspectReport:
 def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket: str = DEFAULT_SOCKET,
                  kubelet_config: str | None = None, pods: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                  version: Version = CURRENT, processes: ProcessOptions | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> InspectReport:
+                 sleep: Callable[[float], None] = time.sleep, sysfs: str | None = None) -> InspectReport:
     """Gather every source that can be read and compare; never raises for unreadable input.
     `version`: the kubelet's minor version (how it reads its checkpoints); `processes`: also
-    read the kernel's view of every container (`sleep` waits out its sample)."""
+    read the kernel's view of every container (`sleep` waits out its sample); `sysfs`: where
+    the node's /sys is, when not under `root`."""
     report = InspectReport(node=os.uname().nodename if root in ("", "/") else str(root))
     kc, kc_source = load_kubelet_config(root, kubelet_config)
     current = _own_config(root, kubelet_config, kc)
-    node, node_source = load_node(root, kc)
+    node, node_source = load_node(root, kc, sysfs)
     if node is not None:
         report.node = node.name
     report.sources += [node_source, kc_source]
@@ -216,7 +217,7 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
     config_path = str(kubelet_config_path(root, kubelet_config))
     if kc is not None:
         report.add(config_refusals(config_path, node, version))
-    machine = read_memory_machine(root) if node is not None else None
+    machine = read_memory_machine(root, sysfs) if node is not None else None
     report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known,
                                    machine=machine, version=version))
     reserved = _reserved(kc)

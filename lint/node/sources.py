@@ -109,11 +109,12 @@ def load_kubelet_config(root: str, path: str | None) -> tuple[dict | None, Sourc
     return data, Source(name, True, "read")
 
 
-def load_node(root: str, kc: dict | None) -> tuple[Any, Source]:
+def load_node(root: str, kc: dict | None, sysfs: str | None = None) -> tuple[Any, Source]:
+    """The machine from `sysfs` (default `<root>/sys`), with `kc` as its configuration."""
     from numaguard.lint.numa.capture import capture_node
     from numaguard.lint.numa.node import NodeError, load_node as build
 
-    sysfs = under(root, "/sys")
+    sysfs = Path(sysfs) if sysfs else under(root, "/sys")
     try:
         profile = capture_node(sysfs)
         if kc is not None:
@@ -128,14 +129,14 @@ def load_node(root: str, kc: dict | None) -> tuple[Any, Source]:
                                                 f"{topo.num_cpus} CPUs")
 
 
-def read_memory_machine(root: str):
-    """The Memory Manager's view of the machine from `<root>/sys` (`numaguard.lint.numa.restart.
+def read_memory_machine(root: str, sysfs: str | None = None):
+    """The Memory Manager's view of the machine from `sysfs` (default `<root>/sys`; `numaguard.lint.numa.restart.
     MemoryMachine`: per NUMA node, MemTotal and every hugepage size's bytes), or None when it
     cannot be read byte for byte (then only the reservations are compared with the checkpoint)."""
     from numaguard.lint.numa.capture import memory_machine
     from numaguard.lint.numa.restart import MemoryMachine
 
-    totals = memory_machine(under(root, "/sys"))
+    totals = memory_machine(Path(sysfs) if sysfs else under(root, "/sys"))
     return MemoryMachine(totals) if totals else None
 
 
