@@ -118,12 +118,13 @@ class RestartPrediction:
 
 def config_refusals(path: str, node: Any, version: tuple[int, int]) -> list[PoolViolation]:
     """What stops a kubelet in the configuration at `path` (a lint of the file with the node's
-    machine: the errors of the kubelet rules and of NG001/NG002; a configuration no declared
-    pool names is held to the pool requirements only as warnings, so its errors are the
-    start-up refusals)."""
+    machine): the start-up refusals among the kubelet rules' errors (a validity rule's, or a
+    policy rule's marked `refusal`; a pool requirement the PodLevelResourceManagers gate makes
+    an error is not one) and a file it cannot decode or that fails its validation (NG001, NG002)."""
     from numaguard.lint.config import config_from_dict
     from numaguard.lint.engine import lint_documents
     from numaguard.lint.load.documents import load_text
+    from numaguard.lint.rules.kubelet import VALIDITY_RULES as KUBELET_VALIDITY
     from numaguard.lint.rules.registry import rules_by_id
 
     try:
@@ -136,8 +137,10 @@ def config_refusals(path: str, node: Any, version: tuple[int, int]) -> list[Pool
     out = []
     for f in result.active:
         rule = rules.get(f.rule)
-        # the kubelet rules' errors, and a file it cannot decode or that fails its validation (NG001, NG002)
-        if rule is None or rule.target not in ("kubelet", "input") or f.severity is not Severity.ERROR:
+        if rule is None or f.severity is not Severity.ERROR:
+            continue
+        refusal = rule.id in KUBELET_VALIDITY if f.refusal is None else f.refusal
+        if not (rule.target == "input" or (rule.target == "kubelet" and refusal)):
             continue
         where = tuple(int(p) if p.isdigit() else p for p in f.path.split(".")) if f.path else ()
         place = Place(f.file, f.line, (), {where: (f.line, f.column)} if f.line else {})
