@@ -29,10 +29,10 @@ import urllib.request
 from typing import Any, Iterator
 
 from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only
-from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs
+from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs, walk_order
 from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
                                                MCO_SOURCE, auto_sizing_dropin)
-from numaguard.lint.k8s.platforms import PlatformError
+from numaguard.lint.k8s.platforms import PlatformError, auto_sized_reserved_memory
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
@@ -147,7 +147,8 @@ def _parse(text: str, label: str, where: Path, extra: list) -> dict | None:
 def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str, dict, Path]],
              extra: list) -> FlaggedKubelet:
     auto, dynamic = auto_sizing_dropin(None, None)
-    parts = sorted([(AUTO_SIZING_DROPIN, auto, None)] + dropins, key=lambda part: part[0])
+    # in the order the kubelet's filepath.WalkDir visits them (a folder where its name sorts)
+    parts = sorted([(AUTO_SIZING_DROPIN, auto, None)] + dropins, key=lambda part: walk_order(part[0]))
     base = main[0] if main is not None else {k: v for k, v in MCO_KUBELET_CONF.items()
                                               if k not in ("apiVersion", "kind")}
     config = merge_kubelet_configs(base, [body for _, body, _ in parts])
@@ -168,7 +169,7 @@ def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str,
         name: f"{name}: {_show(value)} is set by {MCO_SOURCE} in {KUBELET_CONF}"
         for name, value in MCO_KUBELET_CONF.items() if name not in ("apiVersion", "kind") and name not in written}
     # systemReserved cpu/memory are the node's own unless a drop-in after 20-auto-sizing.conf sets them
-    pinned = {f"systemReserved.{r}" for path, body, _ in dropins if path > AUTO_SIZING_DROPIN
+    pinned = {f"systemReserved.{r}" for path, body, _ in dropins if walk_order(path) > walk_order(AUTO_SIZING_DROPIN)
               and isinstance(body.get("systemReserved"), dict) for r in body["systemReserved"]}
     unknown = dynamic - pinned
     labels = doc.get("metadata", {}).get("labels") if isinstance(doc.get("metadata"), dict) else None
@@ -189,6 +190,7 @@ def _dropin_adjust(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Viola
     places = carrier.places
     if rule_id == "NG221" and (not v.path or v.path[0] not in places):
         return None              # the MCO's own systemReserved.cpu (20-auto-sizing.conf)
+    v = auto_sized_reserved_memory(carrier, rule_id, v)
     message, remediation = v.message, v.remediation
     if v.path and v.path[0] in places:
         message = f"{message} [in {places[v.path[0]]}: {'.'.join(map(str, v.path))}]"

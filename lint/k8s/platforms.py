@@ -446,19 +446,27 @@ def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> V
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
     if rule_id == "NG221" and not user_wrote(carrier, tuple(v.path)):
         return None           # the platform's own systemReserved.cpu, not something the user wrote
-    if rule_id == "NG208" and "systemReserved.memory" in carrier.unknown and \
-            "determined by Node Allocatable" in v.message:
-        return Violation(v.path, "reservedMemory cannot be checked against the node allocatable "
-                                 "reservation: systemReserved.memory is not set here, so the "
-                                 "Machine Config Operator's kubelet.conf (sized per node by "
-                                 "autoSizingReserved) supplies it, and the kubelet refuses to start "
-                                 "unless Σ reservedMemory equals kubeReserved.memory + "
-                                 "systemReserved.memory + evictionHard memory.available",
-                         v.container, Severity.WARNING,
-                         "Set systemReserved.memory (and autoSizingReserved: false) explicitly, "
-                         "then make reservedMemory add up to kubeReserved.memory + "
-                         "systemReserved.memory + evictionHard memory.available.")
-    return v
+    return auto_sized_reserved_memory(carrier, rule_id, v)
+
+
+def auto_sized_reserved_memory(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation:
+    """NG208 against a `systemReserved.memory` the Machine Config Operator sizes per node
+    (`20-auto-sizing.conf`, `openshift_base.auto_sizing_dropin`): numaguard holds a placeholder
+    there, so the sum cannot be checked; said as a warning, not a verdict. The same for a
+    KubeletConfig, a PerformanceProfile's render and a MachineConfig drop-in."""
+    if rule_id != "NG208" or "systemReserved.memory" not in carrier.unknown or \
+            "determined by Node Allocatable" not in v.message:
+        return v
+    return Violation(v.path, "reservedMemory cannot be checked against the node allocatable "
+                             "reservation: systemReserved.memory is not set here, so the "
+                             "Machine Config Operator's 20-auto-sizing.conf (sized per node by "
+                             "autoSizingReserved) supplies it, and the kubelet refuses to start "
+                             "unless Σ reservedMemory equals kubeReserved.memory + "
+                             "systemReserved.memory + evictionHard memory.available",
+                     v.container, Severity.WARNING,
+                     "Set systemReserved.memory explicitly (autoSizingReserved: false in a KubeletConfig, "
+                     "or in a drop-in named after 20-auto-sizing.conf), then make reservedMemory add up "
+                     "to kubeReserved.memory + systemReserved.memory + evictionHard memory.available.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -631,6 +639,6 @@ Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
 eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
 
 __all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "EKS_AMI_BASE",
-           "machine_config_pool_nodes",
+           "machine_config_pool_nodes", "auto_sized_reserved_memory",
            "eks_ami_configuration", "eks_adjust", "user_wrote",
            "eks_node_config", "openshift_kubelet_config", "performance_profile"]
