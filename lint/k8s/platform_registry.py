@@ -43,6 +43,8 @@ PLATFORM_KINDS: dict[tuple[str, str], str] = {
     ("eksctl.io/", "ClusterConfig"): "eksctl",
     ("karpenter.k8s.aws/", "EC2NodeClass"): "karpenter",
     (OPENSHIFT_MC_GROUP, "MachineConfig"): "machineconfig",
+    ("core.gardener.cloud/", "Shoot"): "gardener-shoot",
+    ("seedmanagement.gardener.cloud/", "ManagedSeedSet"): "gardener-managedseedset",
     **{(KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in KUBEADM_NODE_KINDS},
     ("kind.x-k8s.io/", "Cluster"): "kind",
     **{(CAPI_BOOTSTRAP_GROUP, capi_kind): "capi" for capi_kind in ("KubeadmConfig", "KubeadmConfigTemplate")},
@@ -62,6 +64,8 @@ READERS: dict[str, str] = {
     "eksctl": "platform_eksctl:cluster_config",
     "karpenter": "platform_karpenter:ec2_node_class",
     "machineconfig": "platform_openshift:machine_config",
+    "gardener-shoot": "platform_gardener:shoot",
+    "gardener-managedseedset": "platform_gardener:managed_seed_set",
 }
 # The readers of one carrier per object (the others yield several).
 ONE_CARRIER = frozenset({"eks", "openshift", "performance-profile"})
