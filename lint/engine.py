@@ -239,7 +239,7 @@ class _Run:
         self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
-        self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
+        self.companions: dict[tuple, Document] = {}       # (source, group, kind[, name]) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
         self._has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
@@ -289,20 +289,21 @@ class _Run:
         """Pair platform objects with the document of the same file they take as their base
         (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
         schema-checked on its own and judged as part of the carriers built over it."""
-        from numaguard.lint.k8s.platform_registry import companion_kind
+        from numaguard.lint.k8s.platform_registry import companion_keys
 
         wanted = {}
         for d in docs:
             if isinstance(d.data, dict) and isinstance(d.data.get("apiVersion"), str):
-                pair = companion_kind(d.data["apiVersion"], str(d.data.get("kind")))
-                if pair is not None:
-                    wanted[(d.source,) + pair] = True
+                for key in companion_keys(d.data):
+                    wanted[(d.source,) + tuple(key)] = True
         for d in docs:
             if not isinstance(d.data, dict) or not isinstance(d.data.get("apiVersion"), str):
                 continue
-            for (source, group, kind) in wanted:
-                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group):
-                    if self.companions.setdefault((source, group, kind), d) is d:
+            for key in wanted:
+                source, group, kind = key[:3]
+                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group) \
+                        and (len(key) == 3 or _name(d.data) == key[3]):
+                    if self.companions.setdefault(key, d) is d:
                         self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
@@ -365,7 +366,9 @@ class _Run:
             else:
                 self._lint_kubelet(doc, prefix, data, found.ref)
         seen: set = set()                    # one finding per place, however many carriers share it
-        for carrier in found.platforms:
+        # a platform object another one of its file takes as its base is judged through that one
+        owned = found.kind == "platform" and id(doc) in self.owned_companions and not prefix
+        for carrier in () if owned else found.platforms:
             # One object carrying several configurations (node groups): each named by its line.
             label = _label(doc, prefix) if len(found.platforms) == 1 else \
                 _line_label(doc, prefix + carrier.document_path(()))
@@ -535,11 +538,13 @@ class _Run:
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
             companion = self.companions.get((doc.source,) + tuple(carrier.companion))
-            if companion is not None:
+            if companion is not None and _is_kubelet_config(companion.data):
                 decoded = decode_kubelet_config(companion.data)
                 if decoded.fatal:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
+            elif companion is not None:           # a platform object (an EKS Anywhere machine config)
+                carrier = carrier.rebase(companion.data)
 
         def emit(rule: Rule, v: Violation, place=None, cap: Severity | None = None) -> None:
             # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
@@ -691,6 +696,11 @@ def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintCont
                 if key not in seen:
                     seen.add(key)
                     yield rule, v
+
+
+def _name(data: dict) -> Any:
+    meta = data.get("metadata")
+    return meta.get("name") if isinstance(meta, dict) else None
 
 
 def _own_annotations(data: dict) -> dict[str, str]:

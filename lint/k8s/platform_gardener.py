@@ -36,10 +36,10 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet
+from numaguard.lint.k8s.carrier_support import MappedKubelet
+from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError
 from numaguard.lint.model import Path, Violation
 
@@ -99,32 +99,11 @@ CPU_MANAGER_POLICIES = ("none", "static")
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)")
 
 
-@dataclass
-class GardenerKubelet(FlaggedKubelet):
-    """A worker pool's kubelet: findings on a kubelet field point at the Gardener field it came
-    from (`sources`: kubelet path -> document path, the eviction and reservation keys renamed)."""
-
-    sources: dict[Path, Path] = field(default_factory=dict)
-
-    def document_path(self, path: Path) -> Path:
-        for depth in range(len(path), 0, -1):
-            found = self.sources.get(tuple(path[:depth]))
-            if found is not None:
-                return found
-        return self.fallback
-
-    def place(self, path: Path):
-        from numaguard.lint.k8s.kubelet_layers import Place
-
-        return Place(self.document_path(path), shown=any(tuple(path[:d]) in self.sources
-                                                         for d in range(1, len(path) + 1)))
-
-
-def shoot(doc: dict) -> Iterator[GardenerKubelet | PlatformError]:
+def shoot(doc: dict) -> Iterator[MappedKubelet | PlatformError]:
     yield from _shoot_spec(doc.get("spec"), ("spec",))
 
 
-def managed_seed_set(doc: dict) -> Iterator[GardenerKubelet | PlatformError]:
+def managed_seed_set(doc: dict) -> Iterator[MappedKubelet | PlatformError]:
     """A ManagedSeedSet's Shoots: `spec.shootTemplate` (a ShootTemplate: metadata and a
     ShootSpec, seedmanagement v1alpha1 types_managedseedset.go)."""
     spec = doc.get("spec")
@@ -137,7 +116,7 @@ def managed_seed_set(doc: dict) -> Iterator[GardenerKubelet | PlatformError]:
     yield from _shoot_spec(template.get("spec"), ("spec", "shootTemplate", "spec"))
 
 
-def _shoot_spec(spec: Any, at: Path) -> Iterator[GardenerKubelet | PlatformError]:
+def _shoot_spec(spec: Any, at: Path) -> Iterator[MappedKubelet | PlatformError]:
     if not isinstance(spec, dict):
         return
     kubernetes = spec.get("kubernetes") if isinstance(spec.get("kubernetes"), dict) else {}
@@ -182,9 +161,9 @@ def _version(value: Any) -> tuple[int, int] | None:
 
 
 def _carrier(platform: str, block: dict, block_at: Path, fallback: Path, version: tuple[int, int] | None,
-             labels: dict[str, str], taints: tuple) -> GardenerKubelet:
+             labels: dict[str, str], taints: tuple) -> MappedKubelet:
     config, sources, unknown, extra = gardener_configuration(block, block_at)
-    carrier = GardenerKubelet(platform, config, {}, block_at, fallback=block_at if block else fallback,
+    carrier = MappedKubelet(platform, config, {}, block_at, fallback=block_at if block else fallback,
                               unknown=unknown, adjusters=(_gardener_adjust,), node_labels=labels,
                               node_taints=taints, sources=sources,
                               platform_set={"kubeReserved": f"kubeReserved {{cpu: 80m, memory: 1Gi}} is set by "
@@ -195,14 +174,14 @@ def _carrier(platform: str, block: dict, block_at: Path, fallback: Path, version
     return carrier
 
 
-def gardener_configuration(block: dict, at: Path) -> tuple[dict, dict[Path, Path], frozenset[str],
+def gardener_configuration(block: dict, at: Path) -> tuple[dict, dict[Path, Place], frozenset[str],
                                                                list[tuple[str, Violation]]]:
     """(the KubeletConfiguration Gardener renders from a KubeletConfig, kubelet path -> the
     Gardener field it came from, the fields whose value the document does not decide, what the
     API server refuses)."""
     config = copy.deepcopy(_BASE)
     config.update(copy.deepcopy(_DEFAULT_MAPS))
-    sources: dict[Path, Path] = {}
+    sources: dict[Path, Place] = {}
     extra: list[tuple[str, Violation]] = []
     for name, value in block.items():
         name = str(name)
@@ -217,20 +196,20 @@ def gardener_configuration(block: dict, at: Path) -> tuple[dict, dict[Path, Path
             for key, amount in value.items():
                 signal = EVICTION_KEYS[str(key)]
                 config[name][signal] = str(amount)
-                sources[(name, signal)] = where + (key,)
-            sources.setdefault((name,), where)
+                sources[(name, signal)] = Place(where + (key,))
+            sources.setdefault((name,), Place(where))
         elif name == "kubeReserved":
             for key, amount in value.items():
                 config[name][RESERVED_KEYS[str(key)]] = str(amount)
-                sources[(name, RESERVED_KEYS[str(key)])] = where + (key,)
-            sources[(name,)] = where
+                sources[(name, RESERVED_KEYS[str(key)])] = Place(where + (key,))
+            sources[(name,)] = Place(where)
         elif name == "featureGates":
             config[name] = {str(k): v for k, v in value.items()}
-            sources[(name,)] = where
-            sources.update({(name, str(k)): where + (k,) for k in value})
+            sources[(name,)] = Place(where)
+            sources.update({(name, str(k)): Place(where + (k,)) for k in value})
         else:
             config[name] = copy.deepcopy(value)
-            sources[(name,)] = where
+            sources[(name,)] = Place(where)
     memory_available = {"memoryAvailable"} & set(map(str, block.get("evictionHard") or {})) \
         if isinstance(block.get("evictionHard"), dict) else set()
     unknown = frozenset() if memory_available else frozenset({"evictionHard.memory.available"})
@@ -284,7 +263,7 @@ def _shape_fix(name: str) -> str:
     return f"Use the field as {TYPES} defines it."
 
 
-def _gardener_adjust(carrier: GardenerKubelet, rule_id: str, v: Violation) -> Violation | None:
+def _gardener_adjust(carrier: MappedKubelet, rule_id: str, v: Violation) -> Violation | None:
     """A requirement no Shoot can meet is said so (it is not a value to change), and values
     Gardener chose itself are named as Gardener's."""
     if rule_id == "NG203" and v.path[:1] == ("cpuManagerPolicy",) and \
@@ -305,5 +284,5 @@ def _gardener_adjust(carrier: GardenerKubelet, rule_id: str, v: Violation) -> Vi
     return v
 
 
-__all__ = ["shoot", "managed_seed_set", "gardener_configuration", "GardenerKubelet", "GARDENER_FIELDS",
+__all__ = ["shoot", "managed_seed_set", "gardener_configuration", "MappedKubelet", "GARDENER_FIELDS",
            "EVICTION_KEYS", "POOL_LABEL"]
