@@ -30,6 +30,7 @@ from numaguard.lint.load.documents import Document, LoadError, expand_lists, pos
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
@@ -90,6 +91,14 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
     return linter.finish()
 
 
+def collect_references(references: RunReferences, docs: Iterable[Document]) -> None:
+    """Add what these documents (and the items of their Lists) say for other objects of the run."""
+    for doc in docs:
+        if doc.skip is None and isinstance(doc.data, dict):
+            for _, prefix in expand_lists(doc):
+                references.collect(_at(doc.data, prefix), doc.source, _line_of(doc, prefix), (doc.index, prefix))
+
+
 @dataclass
 class RunPart:
     """What one batch of files leaves behind once its documents are dropped: findings, counts
@@ -110,10 +119,12 @@ class Linter:
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None, context: LintContext | None = None,
-                 pool_nodes: dict[str, Any] | None = None) -> None:
+                 pool_nodes: dict[str, Any] | None = None, references: RunReferences | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
         self._run = _Run(context or rule_context(config, node, pool_nodes), selection, config.pools_naming)
+        if references is not None:
+            self._run.references.merge(references)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
@@ -125,6 +136,7 @@ class Linter:
                 for i, doc in enumerate(documents)]
         run.collect_dropins(docs)
         run.collect_companions(docs)
+        collect_references(run.references, docs)   # a batch's own (stdin, the library, the webhook's object)
         for doc in docs:
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
@@ -180,6 +192,7 @@ def sort_findings(findings: list[Finding]) -> None:
 
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+_TEMPLATE_GROUP = "template.openshift.io/"
 
 
 def skip_reason(data: Any) -> str | None:
@@ -196,6 +209,9 @@ def skip_reason(data: Any) -> str | None:
     if "$patch" in data:
         return skips.PATCH
     api_version = data.get("apiVersion")
+    if data.get("kind") == "Template" and isinstance(api_version, str) and api_version.startswith(_TEMPLATE_GROUP):
+        # an OpenShift Template: its `objects` take ${PARAMETER} values when `oc process` renders them
+        return skips.TEMPLATE
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
         # Talos' machine configuration and GKE's node system configuration carry kubelet
@@ -252,6 +268,7 @@ class _Run:
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
+        self.references = RunReferences()                # what other objects of the run say
 
     def rules(self, target: str) -> list[Rule]:
         """The enabled rules of one target; their modules are imported when a run first judges
@@ -343,7 +360,7 @@ class _Run:
         if reason is not None and not kept:
             self.summary.skip(reason)
             return
-        found = classify(data, self.ctx.carriers) if reason is None else None
+        found = classify(data, self.ctx.carriers, self.references) if reason is None else None
         if found is None or found.kind == "skip":
             if kept:
                 self.summary.objects += 1         # judged by a run check only
@@ -535,6 +552,8 @@ class _Run:
         from numaguard.lint.k8s.platforms import drop_paths
         from numaguard.lint.rules.kubelet import kubelet_in_pool
 
+        if carrier.resolve is not None:
+            carrier = carrier.resolve(self.references)   # settings other objects of the run give it
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
             companion = self.companions.get((doc.source,) + tuple(carrier.companion))
@@ -724,6 +743,12 @@ def _label(doc: Document, prefix: Path) -> str:
     line = position_of(doc.data, prefix + ("kind",)) if prefix else None
     line = line[0] if line else doc.line
     return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
+
+
+def _line_of(doc: Document, prefix: Path) -> int | None:
+    """The line a document (or a List item of it) starts on."""
+    found = position_of(doc.data, prefix + ("kind",)) if prefix else None
+    return found[0] if found else doc.line
 
 
 def _line_label(doc: Document, path: Path) -> str:

@@ -99,14 +99,15 @@ def object_ref(doc: dict) -> ObjectRef:
                      namespace=_str_or_none(namespace), name=_str_or_none(name))
 
 
-def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS) -> Classified:
+def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS, references: Any = None) -> Classified:
     """What `doc` is; `carriers` is the carrier table of the run (the rules' context holds it:
-    the built-in carriers and the config's `podTemplates`)."""
+    the built-in carriers and the config's `podTemplates`); `references`: what other objects of
+    the run say about this one (numaguard.lint.references.RunReferences), None for nothing."""
     ref = object_ref(doc)
     kind, api_version = ref.kind, ref.api_version or ""
     if kind == KUBELET_CONFIG_KIND and api_version.startswith(KUBELET_CONFIG_GROUP):
         return Classified("kubelet", ref)
-    reader = platform_reader(api_version, kind or "")
+    reader = platform_reader(api_version, kind or "", doc)
     if reader is None and kind is None and (shape := kindless_reader(doc)) is not None:
         # a Talos machine configuration or a GKE node system configuration: no kind of its own
         label, reader = shape

@@ -50,6 +50,9 @@ PLATFORM_KINDS: dict[tuple[str, str], str] = {
     ("core.gardener.cloud/", "Shoot"): "gardener-shoot",
     ("seedmanagement.gardener.cloud/", "ManagedSeedSet"): "gardener-managedseedset",
     (EKSA_GROUP, "Cluster"): "eksa-cluster",
+    ("config.openshift.io/", "FeatureGate"): "openshift-featuregate",
+    ("hypershift.openshift.io/", "HostedCluster"): "openshift-featuregate",
+    ("v1", "ConfigMap"): "hypershift-configmap",
     **{(EKSA_GROUP, machine_kind): "eksa-machine" for machine_kind in EKSA_MACHINE_KINDS},
     **{(KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in KUBEADM_NODE_KINDS},
     ("kind.x-k8s.io/", "Cluster"): "kind",
@@ -74,7 +77,12 @@ READERS: dict[str, str] = {
     "gardener-managedseedset": "platform_gardener:managed_seed_set",
     "eksa-cluster": "platform_eksa:cluster",
     "eksa-machine": "platform_eksa:machine_config",
+    "openshift-featuregate": "openshift_cluster:feature_gate",
+    "hypershift-configmap": "openshift_cluster:hypershift_configmap",
 }
+# Kinds read only when the document passes a predicate (most ConfigMaps carry no kubelet): reader
+# name -> "module:predicate"; any other such document is no platform object at all.
+CONDITIONAL: dict[str, str] = {"hypershift-configmap": "openshift_cluster:is_hypershift_configmap"}
 # The readers of one carrier per object (the others yield several).
 ONE_CARRIER = frozenset({"eks", "openshift", "performance-profile"})
 
@@ -107,10 +115,11 @@ def _match(table: dict, api_version: str, kind: str):
     return None
 
 
-def platform_reader(api_version: str, kind: str) -> Reader | None:
-    """The reader for a platform object carrying kubelet settings, None for anything else."""
+def platform_reader(api_version: str, kind: str, doc: dict | None = None) -> Reader | None:
+    """The reader for a platform object carrying kubelet settings, None for anything else (a
+    kind read only under a predicate, `CONDITIONAL`, is asked about `doc`)."""
     name = _match(PLATFORM_KINDS, api_version, kind)
-    if name is None:
+    if name is None or (name in CONDITIONAL and not (doc is not None and _load(CONDITIONAL[name])(doc))):
         return None
     read = _load(READERS[name])
     return (lambda doc: [read(doc)]) if name in ONE_CARRIER else read

@@ -165,6 +165,13 @@ class PlatformKubelet:
     # The kubelet's own version when the carrier pins it (a kind node's image), else None: the
     # run's target version. The kubelet rules judge the carrier for this version.
     kubernetes_version: tuple[int, int] | None = None
+    # Settings that come from other objects of the run (an OpenShift cluster's FeatureGate, a
+    # HyperShift NodePool): `resolve(references)` gives the carrier with them
+    # (numaguard.lint.references); `cluster_gates` says where the gates came from,
+    # `cluster_gates_known` whether they are in `config`.
+    resolve: Callable[[Any], "PlatformKubelet"] | None = None
+    cluster_gates: str | None = None
+    cluster_gates_known: bool = False
 
     def place(self, path: Path) -> Place:
         """Where a finding on `path` (relative to the effective configuration) is reported."""
@@ -391,6 +398,7 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
                               rendered_from=rendered_profile(doc),
                               nodes=machine_config_pool_nodes(spec.get("machineConfigPoolSelector"),
                                                               ("spec", "machineConfigPoolSelector")))
+    carrier.resolve = _cluster_resolve(carrier)
     for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
         carrier.extra.append(("NG002", Violation(
             path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
@@ -436,12 +444,8 @@ def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None
 
 def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
     if rule_id == "NG202":
-        return Violation(v.path, "PodLevelResourceManagers is not on in this configuration, and on "
-                                 "OpenShift the kubelet's gates come from the cluster's FeatureGate "
-                                 "resource, which numaguard does not see: make sure it enables "
-                                 "PodLevelResourceManagers, or the CPU and Memory Managers skip pods "
-                                 "with pod-level resources", v.container, Severity.WARNING,
-                         OPENSHIFT_GATES_FIX + ".")
+        from numaguard.lint.k8s.openshift_cluster import tell_cluster_gates
+        return tell_cluster_gates(carrier, rule_id, v)
     if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
     if rule_id == "NG221" and not user_wrote(carrier, tuple(v.path)):
@@ -480,7 +484,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
     config, _ = mco_kubelet_conf(render)
     config = merge_patch(config, auto_sizing_dropin(render.get("systemReserved"), None)[0])
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+    carrier = PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
                            unpositioned=snippet,
                            platform_set={k: v for k, v in set_by.items()
                                          if k in ("reservedMemory", "memoryManagerPolicy",
@@ -488,6 +492,13 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                            adjusters=(_openshift_adjust, _pao_adjust),
                            renders_of=str(meta["name"]) if meta.get("name") else None,
                            nodes=_profile_nodes(doc))
+    carrier.resolve = _cluster_resolve(carrier)
+    return carrier
+
+
+def _cluster_resolve(carrier: PlatformKubelet):
+    from numaguard.lint.k8s.openshift_cluster import openshift_resolve
+    return openshift_resolve(carrier)
 
 
 def _profile_nodes(doc: dict) -> NodeSelection | None:
