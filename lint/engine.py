@@ -407,7 +407,6 @@ class _Run:
             self.summary.unmanaged += scope == "unmanaged"
             return
         self.summary.assumed_managed += scope == "assumed"
-        prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec) + [
             Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
             for name, why in pod.refused_fields if pod.spec.get(name) is not None]
@@ -415,7 +414,7 @@ class _Run:
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:
             for v in problems:
-                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
+                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, _in_document(pod, v), ignores, reason)
             return
         if scope == "validity":
             contexts = (replace(self.ctx, in_pool=False),)
@@ -424,7 +423,7 @@ class _Run:
         cap = Severity.WARNING if scope == "assumed" else None
         rules = [r for r in self.rules("pod") if scope != "validity" or r.id in VALIDITY_RULES]
         for rule, v in _judged_in_each(rules, pod, contexts):
-            self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
+            self._emit_doc(doc, prefix, pod.ref, rule, _in_document(pod, v), ignores, reason,
                            cap=None if rule.id in VALIDITY_RULES else cap)
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
@@ -702,6 +701,13 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[finding.severity.value] += 1
+
+
+def _in_document(pod, v: Violation) -> Violation:
+    """A finding on a pod spec pointed at where the value is written in the document: below
+    the template, or where an assembled part came from (`PodTarget.document_path`)."""
+    path, note = pod.document_path(tuple(v.path))
+    return replace(v, path=path, message=f"{v.message} [{note}]" if note else v.message)
 
 
 def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):
