@@ -78,14 +78,34 @@ def llm_inference_service_pods(doc: dict, ref: ObjectRef, carrier: PodCarrier, p
     for template_path in carrier.paths:
         found, _ = pod_templates(view, ref, carrier, template_path)
         for pod in found:
-            written = _at(doc, pod.spec_path)
             note = f"from LLMInferenceServiceConfig {', '.join(c[0].name for c in configs)}"
-            relocated = [Relocated((key,), pod.spec_path + (key,), exact=True)
-                         for key in (written or {}) if isinstance(written, dict)]
-            relocated += [Relocated((key,), ("spec", "baseRefs"), exact=False, note=note)
-                          for key in pod.spec if not isinstance(written, dict) or key not in written]
+            relocated = _written_or_config(pod.spec, _at(doc, pod.spec_path), pod.spec_path, note)
             out.append(replace(pod, relocated=tuple(relocated)))
     return out, []
+
+
+def _written_or_config(merged: dict, written: Any, at: Path, note: str) -> list[Relocated]:
+    """Where each part of a merged pod spec is written: the service's own field (to the
+    container and key, containers matched by name as the merge matches them), else a config
+    of `baseRefs`."""
+    written = written if isinstance(written, dict) else {}
+    out: list[Relocated] = []
+    for key, value in merged.items():
+        if key in ("containers", "initContainers") and isinstance(value, list):
+            own = written.get(key) if isinstance(written.get(key), list) else []
+            for i, container in enumerate(value):
+                j = next((j for j, c in enumerate(own) if isinstance(c, dict) and isinstance(container, dict)
+                          and c.get("name") == container.get("name")), None)
+                for field in container if isinstance(container, dict) else ():
+                    if j is not None and field in own[j]:
+                        out.append(Relocated((key, i, field), at + (key, j, field)))
+                    else:
+                        out.append(Relocated((key, i, field), ("spec", "baseRefs"), exact=False, note=note))
+        elif key in written:
+            out.append(Relocated((key,), at + (key,)))
+        else:
+            out.append(Relocated((key,), ("spec", "baseRefs"), exact=False, note=note))
+    return out
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
