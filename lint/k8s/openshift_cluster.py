@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from numaguard.lint.k8s.kubelet_layers import EmbeddedText, Place, parse_embedded
+from numaguard.lint.k8s.openshift_base import cluster_gates, tell_cluster_gates, with_cluster_gates
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
@@ -114,57 +115,6 @@ def node_pool_extract(doc: dict, source: str | None, line: int | None) -> list:
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 out.append(("nodepool-configmaps", (meta.get("namespace"), item["name"]), ref))
     return out
-
-
-def cluster_gates(references: Any, key: Any) -> tuple[GateSource | None, str | None]:
-    """(the gate selection `key` names in the run, or None; why none when several disagree)."""
-    sources = references.get("gates", key) if references is not None else []
-    distinct = {s.gates for s in sources}
-    if len(distinct) > 1:
-        return None, (f"the run holds {len(sources)} gate selections for this cluster that disagree "
-                      f"({'; '.join(s.describe() for s in sources)})")
-    return (sources[0], None) if sources else (None, None)
-
-
-def with_cluster_gates(carrier: PlatformKubelet, gates: GateSource | None, conflict: str | None) -> PlatformKubelet:
-    """The carrier with the cluster's gates in its kubelet.conf (under any a drop-in sets)."""
-    if gates is None and conflict is None:
-        return carrier
-    out = copy.copy(carrier)
-    out.cluster_gates = gates.describe() if gates is not None else conflict
-    if gates is not None:
-        config = dict(carrier.config)
-        config["featureGates"] = {**dict(gates.gates), **(config.get("featureGates") or {})}
-        out.config = config
-        out.cluster_gates_known = True
-    return out
-
-
-def openshift_resolve(carrier: PlatformKubelet):
-    """A `PlatformKubelet.resolve` for an OpenShift cluster's kubelet: the FeatureGate's gates."""
-    def resolve(references: Any) -> PlatformKubelet:
-        return with_cluster_gates(carrier, *cluster_gates(references, "openshift"))
-    return resolve
-
-
-def tell_cluster_gates(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
-    """NG202 in OpenShift's terms: the FeatureGate decides it; when the run holds it, the
-    finding says which one, else that numaguard cannot see it (a warning)."""
-    from numaguard.lint.k8s.platforms import OPENSHIFT_GATES_FIX
-
-    if rule_id != "NG202":
-        return v
-    if getattr(carrier, "cluster_gates_known", False):
-        return Violation(v.path, f"{v.message} [the kubelet's gates come from the cluster's FeatureGate "
-                                 f"({carrier.cluster_gates}), which does not enable it]", v.container, v.severity,
-                         OPENSHIFT_GATES_FIX + ".")
-    why = f" ({carrier.cluster_gates})" if carrier.cluster_gates else ""
-    return Violation(v.path, "PodLevelResourceManagers is not on in this configuration, and on OpenShift the "
-                             "kubelet's gates come from the cluster's FeatureGate resource, which numaguard does "
-                             f"not see{why}: make sure it enables PodLevelResourceManagers, or the CPU and Memory "
-                             "Managers skip pods with pod-level resources (lint the FeatureGate named cluster "
-                             "in the same run to have it read)", v.container, Severity.WARNING,
-                     OPENSHIFT_GATES_FIX + ".")
 
 
 # -- the FeatureGate itself ----------------------------------------------------------------------
@@ -329,5 +279,4 @@ class EmbeddedKubelet(PlatformKubelet):
 
 
 __all__ = ["feature_gate", "hypershift_configmap", "is_hypershift_configmap", "feature_gate_extract",
-           "hosted_cluster_extract", "node_pool_extract", "cluster_gates", "with_cluster_gates", "openshift_resolve",
-           "tell_cluster_gates", "selected_gates", "GateSource", "NodePoolRef", "EmbeddedKubelet"]
+           "hosted_cluster_extract", "node_pool_extract", "selected_gates", "GateSource", "NodePoolRef", "EmbeddedKubelet"]

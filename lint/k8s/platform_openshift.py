@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only, read_flags
 from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg
-from numaguard.lint.k8s.openshift_cluster import openshift_resolve, tell_cluster_gates
+from numaguard.lint.k8s.openshift_base import openshift_resolve, tell_cluster_gates
 from numaguard.lint.k8s.systemd_unit import kubelet_command
 from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs, walk_order
 from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,

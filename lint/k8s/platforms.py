@@ -90,8 +90,9 @@ from typing import Any, Callable, Iterable
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.kubelet_dropin import value_exists
-from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
-                                               rendered_profile)
+from numaguard.lint.k8s.openshift_base import (OPENSHIFT_GATES_FIX, auto_sizing_dropin, mco_kubelet_conf,
+                                               mco_refusals, openshift_resolve, rendered_profile,
+                                               tell_cluster_gates)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
 
@@ -110,10 +111,6 @@ EXPERIMENTAL_ANNOTATION = "kubeletconfig.experimental"
 DRA_ANNOTATION = "performance.openshift.io/dra-resource-management"
 PAO_SOURCE = "the Node Tuning Operator (components/kubeletconfig/kubeletconfig.go)"
 
-OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's FeatureGate "
-                       "resource (featureSet: CustomNoUpgrade, customNoUpgrade.enabled: "
-                       "[PodLevelResourceManagers]); the Machine Config Operator refuses "
-                       "featureGates in a KubeletConfig")
 
 
 class PlatformError(ValueError):
@@ -398,7 +395,7 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
                               rendered_from=rendered_profile(doc),
                               nodes=machine_config_pool_nodes(spec.get("machineConfigPoolSelector"),
                                                               ("spec", "machineConfigPoolSelector")))
-    carrier.resolve = _cluster_resolve(carrier)
+    carrier.resolve = openshift_resolve(carrier)
     for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
         carrier.extra.append(("NG002", Violation(
             path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
@@ -444,7 +441,6 @@ def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None
 
 def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
     if rule_id == "NG202":
-        from numaguard.lint.k8s.openshift_cluster import tell_cluster_gates
         return tell_cluster_gates(carrier, rule_id, v)
     if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
@@ -492,13 +488,8 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                            adjusters=(_openshift_adjust, _pao_adjust),
                            renders_of=str(meta["name"]) if meta.get("name") else None,
                            nodes=_profile_nodes(doc))
-    carrier.resolve = _cluster_resolve(carrier)
+    carrier.resolve = openshift_resolve(carrier)
     return carrier
-
-
-def _cluster_resolve(carrier: PlatformKubelet):
-    from numaguard.lint.k8s.openshift_cluster import openshift_resolve
-    return openshift_resolve(carrier)
 
 
 def _profile_nodes(doc: dict) -> NodeSelection | None:
