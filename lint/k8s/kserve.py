@@ -28,6 +28,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
+from numaguard.lint.k8s.platforms import plain_copy as _plain
 from numaguard.lint.model import Path
 
 MODEL_CONTAINER = "kserve-container"      # constants.InferenceServiceContainerName
@@ -91,14 +92,6 @@ class Runtime:
 
 def _where(source: str | None, line: int | None) -> str:
     return f"{source or '<input>'}:{line}" if line else (source or "<input>")
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def runtime_extract(doc: dict, source: str | None, line: int | None) -> list:
