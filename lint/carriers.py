@@ -296,6 +296,12 @@ KSERVE_MODE = "serving.kserve.io/deploymentMode"
 # ModelMesh runs them in ModelMesh's own pods
 KSERVE_KNATIVE = (KSERVE_MODE, ("Knative", "Serverless"))
 KSERVE_MODELMESH = (KSERVE_MODE, ("ModelMesh",))
+# project-codeflare/appwrapper@b47a99e pkg/utils/utils.go: InferPodSets (batch Job, JobSet,
+# PyTorchJob, RayCluster, RayJob) and templatesForGVK (Pod, Deployment, StatefulSet), and the
+# LeaderWorkerSet of samples/wrapped-leader-worker-set.yaml
+APPWRAPPER_WRAPPED = frozenset({("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("batch", "Job"),
+                                ("jobset.x-k8s.io", "JobSet"), ("kubeflow.org", "PyTorchJob"), ("ray.io", "RayCluster"),
+                                ("ray.io", "RayJob"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
 _KSERVE_KNATIVE_REFUSES = (("resources", "in Knative mode (serving.kserve.io/deploymentMode: Knative or Serverless) "
                             "KServe runs the component as a Knative revision, and Knative Serving refuses pod-level "
                             "resources (knative/serving pkg/apis/serving/fieldmask.go PodSpecMask: `must not set the "
@@ -449,11 +455,15 @@ def _wrapped(carriers: PodCarriers) -> PodCarrier:
     @b47a99e api/v1beta2/appwrapper_types.go): `spec.components[*].template` holds an object of
     any kind, and its pods are where that kind keeps them (pkg/utils/utils.go InferPodSets and
     templatesForGVK read them at the kind's own paths: `template.spec.template` of a
-    Deployment, `template` of a Pod). Every kind of the table with paths of the usual shape is
-    read at its own paths; a component of another kind through its declared `podSets[*].path`
-    (`builder`)."""
+    Deployment, `template` of a Pod). The kinds AppWrapper infers pod sets for, and
+    LeaderWorkerSet (AppWrapper's own samples wrap one), are read at their own paths; a
+    component of another kind through its declared `podSets[*].path` (`builder`), which
+    AppWrapper requires for those (ValidatePodSets). Each kind read here is one more walk in
+    the exported admission policy, so the list stays the wrapped kinds users run."""
     paths = []
     for carrier in carriers.carriers:
+        if (carrier.group, carrier.kind) not in APPWRAPPER_WRAPPED:
+            continue
         for path in carrier.paths:
             if not path.inline and not path.unless:
                 paths.append(TemplatePath.guarded("spec.components[*].template", carrier.group, carrier.kind, path.text))

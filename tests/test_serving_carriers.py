@@ -226,3 +226,17 @@ def test_the_webhook_is_sent_the_new_kinds_by_their_crds_resources():
     assert rules[("serving.kserve.io", "llminferenceservices")] == ["v1alpha1", "v1alpha2"]
     assert rules[("workload.codeflare.dev", "appwrappers")] == ["v1beta2"]
     assert ("serving.kserve.io", "servingruntimes") not in rules
+
+
+def test_the_webhooks_judged_view_keeps_what_the_carriers_read():
+    from numaguard.webhook.cache import judged_view
+
+    isvc = load_text((CRDS / "kserve/bert_gpu.bad-knative-pod-resources.yaml").read_text(), "i.yaml")[0][0].data
+    isvc["metadata"]["annotations"]["other.example.com/x"] = "y"
+    view = judged_view(isvc, BUILTIN_CARRIERS)
+    assert view["metadata"] == {"annotations": {"serving.kserve.io/deploymentMode": "Serverless"}}
+    assert [f.rule for f in lint_documents([view]).findings] == [f.rule for f in lint_documents([isvc]).findings] == [
+        "NG002"]
+    wrapper = load_text((CRDS / "appwrapper/wrapped-deployment.yaml").read_text(), "a.yaml")[0][0].data
+    component = judged_view(wrapper, BUILTIN_CARRIERS)["spec"]["components"][0]["template"]
+    assert (component["kind"], component["metadata"]) == ("Deployment", {})
