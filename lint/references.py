@@ -31,13 +31,29 @@ EXTRACTORS: dict[tuple[str, str], str] = {
     ("serving.kserve.io/", "LLMInferenceServiceConfig"): "kserve:llm_config_extract",
 }
 _KINDS = sorted({kind for _, kind in EXTRACTORS})
-# `kind: X` in YAML (block or flow, quoted or not) or `"kind": "X"` in JSON.
-_MENTION = re.compile(rb"""["']?kind["']?\s*:\s*["']?(?:""" + b"|".join(k.encode() for k in _KINDS) + rb""")\b""")
+# An object's own `kind: X` in YAML: at the start of a line, of a list item (`- kind: X`), of a
+# List's item (two spaces in) or in a flow mapping (`{..., kind: X}`), quoted or not; or
+# `"kind": "X"` in JSON, anywhere. A CRD names the kind deeper (`spec.names.kind`, four spaces
+# in): a file of CRDs is not read twice. An object nested deeper (a List indented four) is not
+# seen here: it is then judged as if its file held no such object.
+_KIND_NAMES = tuple(kind.encode() for kind in _KINDS)
+# What precedes the kind's name on its line (searched for only where a name occurs: a regex
+# over the whole text costs 15 times more on a tree of large CRDs).
+_BEFORE = re.compile(rb"""(?m)(?:^(?:- |  )?|[{,][ \t]*)["']?kind["']?[ \t]*:[ \t]*["']?$|"kind"\s*:\s*"$""")
 
 
 def mentions_referenced_kind(data: bytes) -> bool:
     """Whether a file's bytes may hold an object others refer to (then it is read beforehand)."""
-    return _MENTION.search(data) is not None
+    for name in _KIND_NAMES:
+        at = data.find(name)
+        while at != -1:
+            after = data[at + len(name):at + len(name) + 1]
+            if not (after.isalnum() or after == b"_"):
+                line_start = data.rfind(b"\n", 0, at) + 1
+                if _BEFORE.search(data, line_start, at) is not None:
+                    return True
+            at = data.find(name, at + 1)
+    return False
 
 
 @dataclass

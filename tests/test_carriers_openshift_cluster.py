@@ -144,7 +144,11 @@ def _references(*texts: str) -> RunReferences:
 
 @pytest.mark.parametrize("text, mentioned", [
     (b"kind: FeatureGate\n", True), (b'{"kind": "NodePool"}', True), (b"kind: 'ServingRuntime'", True),
+    (b"items:\n- apiVersion: v1\n  kind: NodePool\n", True), (b"- kind: FeatureGate\n", True),
+    (b"{apiVersion: config.openshift.io/v1, kind: FeatureGate}\n", True),
     (b"featureGates: {A: true}\nkind: KubeletConfiguration\n", False), (b"kind: FeatureGates\n", False),
+    # a CRD names its kind four spaces in: a file of CRDs is not read twice
+    (b"kind: CustomResourceDefinition\nspec:\n  names:\n    kind: ServingRuntime\n", False),
 ])
 def test_files_are_read_beforehand_only_when_they_mention_a_referenced_kind(text, mentioned):
     assert mentions_referenced_kind(text) is mentioned
