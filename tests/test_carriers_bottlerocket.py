@@ -236,3 +236,11 @@ def test_without_the_machine_config_only_what_the_group_shows_is_judged():
     # the OS is unknown: a wrong scope the group sets is still wrong, a missing setting is not judged
     assert found == [("NG205", "warning", 23, 29, "spec.workerNodeGroupConfigurations[1].kubeletConfiguration."
                                                   "topologyManagerScope")]
+
+
+def test_host_os_settings_of_another_kind_are_no_bottlerocket_settings():
+    # an Ubuntu machine may have an NTP configuration: only bottlerocketConfiguration is refused
+    text = EKSA.replace("spec: {osFamily: ubuntu}", "spec:\n  osFamily: ubuntu\n  hostOSConfiguration:\n"
+                                                     "    ntpConfiguration: {servers: [time.example.com]}")
+    found, result = _lint(text)
+    assert not [f for f in result.findings if "BottlerocketConfiguration" in f.message]

@@ -323,3 +323,13 @@ def test_an_openshift_template_is_skipped_as_a_template():
             "    containers: [{name: c, image: x}]\nparameters:\n- name: CPU\n")
     found, result = lint_rows(text)
     assert (found, result.summary.skipped_by_reason["template"], result.summary.objects) == ([], 1, 0)
+
+
+def test_a_drop_in_uses_the_environment_the_unit_and_earlier_drop_ins_set():
+    unit = "[Service]\nEnvironment=\"FLAGS=--cpu-manager-policy=static --reserved-cpus=0-1\" SCOPE=pod\n"
+    dropin = "[Service]\nExecStart=\nExecStart=/usr/bin/kubelet $FLAGS --topology-manager-scope=${SCOPE}\n"
+    command = kubelet_command([unit, dropin])
+    # $FLAGS alone is split at whitespace, ${SCOPE} is one word (systemd.service(5))
+    assert [w for w, _ in command.words] == ["--cpu-manager-policy=static", "--reserved-cpus=0-1",
+                                             "--topology-manager-scope=pod"]
+    assert command.unexpanded == []

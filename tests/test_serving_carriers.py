@@ -240,3 +240,16 @@ def test_the_webhooks_judged_view_keeps_what_the_carriers_read():
     wrapper = load_text((CRDS / "appwrapper/wrapped-deployment.yaml").read_text(), "a.yaml")[0][0].data
     component = judged_view(wrapper, BUILTIN_CARRIERS)["spec"]["components"][0]["template"]
     assert (component["kind"], component["metadata"]) == ("Deployment", {})
+
+
+def test_an_inline_pod_takes_the_objects_annotations_and_its_components_over_them():
+    text = (CRDS / "kserve/bert_gpu.bad-model-over-pod-budget.yaml").read_text()
+    ignored = text.replace("    serving.kserve.io/deploymentMode: RawDeployment\n",
+                           "    serving.kserve.io/deploymentMode: RawDeployment\n    numaguard.io/ignore: NG105,NG110\n"
+                           "    numaguard.io/scope: managed\n")
+    found, result = _lint(ignored)
+    assert [(f.rule, f.suppressed) for f in result.findings] == [("NG110", True), ("NG105", True), ("NG106", False)]
+    # the predictor's own `annotations` win over the object's
+    own = ignored.replace("  predictor:\n", "  predictor:\n    annotations: {numaguard.io/ignore: NG106}\n", 1)
+    assert [(f.rule, f.suppressed) for f in _lint(own)[1].findings] == [("NG110", False), ("NG105", False),
+                                                                        ("NG106", True)]
