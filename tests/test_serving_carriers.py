@@ -254,9 +254,6 @@ def test_an_inline_pod_takes_the_objects_annotations_and_its_components_over_the
     assert [(f.rule, f.suppressed) for f in _lint(own)[1].findings] == [("NG110", False), ("NG105", False),
                                                                         ("NG106", True)]
     # and the object's still apply where the component's say nothing of them
-    other = ignored.replace("  predictor:
-", "  predictor:
-    annotations: {example.com/team: ml}
-", 1)
+    other = ignored.replace("  predictor:\n", "  predictor:\n    annotations: {example.com/team: ml}\n", 1)
     assert [(f.rule, f.suppressed) for f in _lint(other)[1].findings] == [("NG110", True), ("NG105", True),
                                                                           ("NG106", False)]
