@@ -182,9 +182,9 @@ def test_each_node_group_takes_its_machine_configs_os_family():
     found, result = _lint(EKSA, POOL)
     # numa (Bottlerocket, settings in its machine config): no gate, and the memory policy is
     # dropped; ubuntu (kubeadm patch): only the Memory Manager is missing
-    # (the ubuntu group is in no declared pool: only assumed, by its policies)
+    # (the ubuntu group is in no declared pool, but its PodLevelResourceManagers gate declares it)
     assert found == [
-        ("NG204", "warning", 19, 7, "spec.workerNodeGroupConfigurations[1].kubeletConfiguration"),
+        ("NG204", "error", 19, 7, "spec.workerNodeGroupConfigurations[1].kubeletConfiguration"),
         ("NG202", "error", 39, 9, "spec.hostOSConfiguration.bottlerocketConfiguration.kubernetes"),
         ("NG204", "error", 42, 30, "spec.hostOSConfiguration.bottlerocketConfiguration.kubernetes.memoryManagerPolicy")]
     assert [f.file for f in result.findings] == ["cluster.yaml"] * 3
@@ -233,8 +233,9 @@ def test_bottlerocket_settings_on_another_os_are_refused():
 def test_without_the_machine_config_only_what_the_group_shows_is_judged():
     cluster = EKSA.split("---\n")[0]
     found, _ = _lint(cluster.replace("topologyManagerScope: pod", "topologyManagerScope: container"))
-    # the OS is unknown: a wrong scope the group sets is still wrong, a missing setting is not judged
-    assert found == [("NG205", "warning", 23, 29, "spec.workerNodeGroupConfigurations[1].kubeletConfiguration."
+    # the OS is unknown: a wrong scope the group sets is still wrong (an error: its gate declares
+    # the group), a missing setting is not judged
+    assert found == [("NG205", "error", 23, 29, "spec.workerNodeGroupConfigurations[1].kubeletConfiguration."
                                                   "topologyManagerScope")]
 
 

@@ -117,6 +117,14 @@ def test_the_gate_is_set_through_the_shoots_feature_gates():
         "spec", "kubernetes", "kubelet", "featureGates", "PodLevelResourceManagers")
 
 
+def test_the_gate_in_the_shoot_declares_the_pool_without_a_pool_declared():
+    text = SHOOT.replace("      cpuManagerPolicy: static\n",
+                         "      cpuManagerPolicy: static\n      featureGates: {PodLevelResourceManagers: true}\n")
+    found, result = _lint(text)
+    assert [(f[0], f[1]) for f in found] == [("NG204", "error"), ("NG205", "error"), ("NG206", "warning")]
+    assert result.summary.as_dict()["declaredBy"]["kubeletConfigurations"]["gate"] == 1
+
+
 def test_kubelet_fields_the_shoot_does_not_have_are_refused_where_written():
     text = SHOOT.replace("        kubelet: {maxPods: 250}",
                          "        kubelet: {maxPods: 250, topologyManagerPolicy: single-numa-node, foo: 1}")

@@ -84,6 +84,15 @@ def test_the_feature_gate_of_the_run_enables_the_gate_for_every_kubelet_config()
     assert carrier.resolve(_references(FEATURE_GATE)).config["featureGates"] == {"PodLevelResourceManagers": True}
 
 
+def test_the_feature_gates_gate_declares_every_kubelet_config_of_the_cluster():
+    # no pool declared: the gate the FeatureGate turns on declares the KubeletConfig's kubelets
+    without_scope = KUBELET_CONFIG.replace("    topologyManagerScope: pod\n", "")
+    found, _ = _lint(FEATURE_GATE, without_scope)
+    assert found == [("NG205", "error", 8, 5, "spec.kubeletConfig")]
+    found, _ = _lint(without_scope)
+    assert [(f[0], f[1]) for f in found] == [("NG202", "warning"), ("NG205", "warning")]
+
+
 def test_a_feature_gate_that_does_not_enable_it_makes_ng202_the_clusters_error():
     default = FEATURE_GATE.replace("CustomNoUpgrade", "TechPreviewNoUpgrade", 1)
     found, result = _lint(default, KUBELET_CONFIG, settings=POOL)
