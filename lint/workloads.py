@@ -18,9 +18,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from numaguard.lint.carriers import KSERVE_MODEL_FIELDS, PodCarrier
+from numaguard.lint.carriers import KSERVE_MODEL_FIELDS, Guard, PodCarrier
 from numaguard.lint.k8s.kserve import find_runtime, merged_llm_spec, predictor_with_runtime
-from numaguard.lint.model import ObjectRef, Path, dotted_path
+from numaguard.lint.model import ObjectRef, Path
 from numaguard.lint.objects import PodTarget, Relocated, api_group
 
 _PREDICTOR: Path = ("spec", "predictor")
@@ -114,7 +114,7 @@ _INDEX = re.compile(r"\[(\d+)\]")
 def appwrapper_declared(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods: list[PodTarget],
                         references: Any) -> tuple[list[PodTarget], list]:
     """Components of kinds AppWrapper infers no pod sets for, at their declared paths."""
-    inferred = {(g, k) for g, k, _ in _guarded(carrier)}
+    inferred = set(_guarded(carrier))
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
     problems = []
     out = list(pods)
@@ -149,12 +149,11 @@ def appwrapper_declared(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods: li
 
 
 def _guarded(carrier: PodCarrier):
-    from numaguard.lint.carriers import Guard
-
+    """(group, kind) of the objects the carrier's own paths read (its Guard steps)."""
     for path in carrier.paths:
         for step in path.steps:
             if isinstance(step, Guard):
-                yield step.group, step.kind, dotted_path(())
+                yield step.group, step.kind
 
 
 def _declared_path(text: Any) -> Path | None:
