@@ -213,17 +213,24 @@ class SyntheticNode:
         (self.node.root / "proc/stat").write_text("cpu  0 0 0 0 0 0 0 0 0 0\n" + "\n".join(lines) + "\nctxt 0\n")
 
     # ------------------------------------------------------------------ churn
-    def churn(self, n: int) -> None:
-        """Between scrape n and n + 1: a quarter of the threads run, one process is replaced by a
-        new one (new tids), and every 100th time a container restarts (a new id: a new cgroup
-        and link; its counters start again)."""
+    def churn(self, n: int, files: bool = True) -> None:
+        """Between scrape n and n + 1: `active` of the threads run (their three files change;
+        `files` False: only their schedstat, which is what makes the agent read the other two,
+        and is cheaper to write in a soak), one process is replaced by a new one (new tids),
+        and every 100th time a container restarts (a new id: a new cgroup and link; its counters
+        start again)."""
         if self.real_proc:
             return
         for i, pids in self.pids.items():
             for pid in pids:
                 if (pid // (1 + self.threads)) % 100 < self.active * 100:
                     for t in range(self.threads):
-                        self._thread(i, pid, pid + t)
+                        if files:
+                            self._thread(i, pid, pid + t)
+                        else:
+                            self.tick += 1
+                            (self.node.root / f"proc/{pid}/task/{pid + t}/schedstat").write_text(
+                                f"{(1000 + self.tick) * 10_000_000} {self.tick * 1_000_000} {self.tick}\n")
         i = n % len(self.containers)
         if self.pids[i]:
             old = self.pids[i].pop(0)
@@ -351,7 +358,7 @@ def main() -> None:
             began = cpu_seconds(agent.pid)
             for n in range(args.soak):
                 assert http_get(agent_url)[0] == 200
-                synthetic.churn(n)
+                synthetic.churn(n, files=False)
                 if n % 1000 == 999:
                     marks.append(rss_mb(agent.pid))
             spent = cpu_seconds(agent.pid) - began
