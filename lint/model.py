@@ -34,6 +34,12 @@ def value_kind(value: Any) -> str:
     return "a value of another kind"
 
 
+def items(value: Any) -> list:
+    """A field that should hold a list, as one: anything else (a number, a string, a mapping a
+    user wrote by mistake) holds no items for a reader; the object's schema check reports it."""
+    return value if isinstance(value, list) else []
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
