@@ -31,7 +31,6 @@ race onto one zone, are not modelled.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Mapping
@@ -64,6 +63,10 @@ class NodeTopology:
     max_numa_nodes: int = DEFAULT_MAX_NUMA_NODES
 
 
+# util.ResourceList(nodeInfo.GetAllocatable()) always lists these (0 when the node has none)
+_ALWAYS_ALLOCATABLE = (CPU, MEMORY, "pods", "ephemeral-storage")
+
+
 def _native(name: str) -> bool:
     return "/" not in name or name.split("/", 1)[0].endswith("kubernetes.io")
 
@@ -89,7 +92,7 @@ def _fitting_zones(qos: str, topology: NodeTopology, zones: list[dict], requests
     for name, need in requests.items():
         if not need:
             continue
-        if name not in topology.allocatable and name != "pods":
+        if name not in topology.allocatable and name not in _ALWAYS_ALLOCATABLE:
             return []
         listed = [z for z in zones if name in z]
         if not listed and _host_level(name):
@@ -295,8 +298,57 @@ def topology_of(policy: str, scope: str, free_cpus: Mapping[int, int],
     return NodeTopology(policy, scope, tuple(zones), dict(allocatable))
 
 
-def any_math_nan(value: float) -> bool:      # pragma: no cover - kept for readers of _balanced
-    return math.isnan(value)
+# nodeconfig/topologymanager.go updateFromPolicies: the deprecated topologyPolicies values
+_POLICIES = {"SingleNUMANodePodLevel": ("single-numa-node", "pod"),
+             "SingleNUMANodeContainerLevel": ("single-numa-node", "container"),
+             "BestEffortPodLevel": ("best-effort", "pod"), "BestEffortContainerLevel": ("best-effort", "container"),
+             "RestrictedPodLevel": ("restricted", "pod"), "RestrictedContainerLevel": ("restricted", "container")}
+MAX_NUMA_ID = 64                          # pluginhelpers.go maxNUMAId
 
 
-__all__ = ["Zone", "NodeTopology", "filter_reason", "score", "topology_of", "STRATEGIES"]
+def _numa_id(name: Any) -> int | None:
+    """numanode.NameToID: "node-<n>"."""
+    if isinstance(name, str) and name.startswith("node-") and name[5:].isdigit():
+        return int(name[5:])
+    return None
+
+
+def topology_from_object(obj: Mapping, allocatable: Mapping[str, int]) -> NodeTopology:
+    """What the plugin reads of a NodeResourceTopology object (topology.node.k8s.io/v1alpha2):
+    createNUMANodeList (zones of type Node named node-<n>, n at most 64, each resource's
+    `available`, the costs by NUMA id) and TopologyManagerFromNodeResourceTopology (defaults
+    none/container/8; topologyPolicies[0], then the attributes topologyManagerPolicy,
+    topologyManagerScope, topologyManagerMaxNUMANodes)."""
+    from numaguard.lint.k8s.quantity import parse_quantity
+    from numaguard.lint.plan.pods import to_int
+
+    policy, scope, max_numa = "none", "container", DEFAULT_MAX_NUMA_NODES
+    policies = obj.get("topologyPolicies") or []
+    if policies and policies[0] in _POLICIES:
+        policy, scope = _POLICIES[policies[0]]
+    for attr in obj.get("attributes") or ():
+        name, value = (attr or {}).get("name"), str((attr or {}).get("value"))
+        if name == "topologyManagerScope" and value in ("container", "pod"):
+            scope = value
+        elif name == "topologyManagerPolicy" and value in ("none", "best-effort", "restricted", "single-numa-node"):
+            policy = value
+        elif name == "topologyManagerMaxNUMANodes" and value.isdigit() and int(value) > 1:
+            max_numa = min(int(value), 1024)
+    zones = []
+    for zone in obj.get("zones") or ():
+        numa = _numa_id((zone or {}).get("name"))
+        if (zone or {}).get("type") != "Node" or numa is None or numa > MAX_NUMA_ID:
+            continue
+        available = {}
+        for res in zone.get("resources") or ():
+            try:
+                available[str(res["name"])] = to_int(str(res["name"]), parse_quantity(str(res.get("available", "0"))))
+            except (KeyError, ValueError, ArithmeticError):
+                continue
+        costs = {_numa_id(c.get("name")): int(c.get("value", 0)) for c in zone.get("costs") or ()
+                 if _numa_id(c.get("name")) is not None}
+        zones.append(Zone(numa, available, costs))
+    return NodeTopology(policy, scope, tuple(zones), dict(allocatable), max_numa)
+
+
+__all__ = ["Zone", "NodeTopology", "filter_reason", "score", "topology_of", "topology_from_object", "STRATEGIES"]

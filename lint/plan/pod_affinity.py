@@ -5,12 +5,12 @@ meets one says so (`PodTerms.unmodelled`).
 kubernetes/kubernetes pkg/scheduler/framework/plugins/interpodaffinity (filtering.go read at
 007f7ae, scoring.go; the term matching in pkg/scheduler/framework/types.go AffinityTerm.Matches):
 
-* Filter, in its order: the node holds an existing pod whose required anti-affinity term
-  matches the incoming pod ("node(s) didn't satisfy existing pods anti-affinity rules"); the
-  incoming pod's required anti-affinity terms match a pod on the node ("node(s) didn't match
-  pod anti-affinity rules"); one of its required affinity terms matches no pod on the node
+* Filter, in its order: one of the pod's required affinity terms matches no pod on the node
   ("node(s) didn't match pod affinity rules"), unless no pod anywhere matches that term and the
-  pod matches all its own terms (the first pod of a group may start it).
+  pod matches all its own terms (the first pod of a group may start it); its required
+  anti-affinity terms match a pod on the node ("node(s) didn't match pod anti-affinity
+  rules"); the node holds a pod whose required anti-affinity term matches the incoming pod
+  ("node(s) didn't satisfy existing pods anti-affinity rules").
 * Score: for each pod on the node, + weight of each incoming preferred affinity term it
   matches, - weight of each preferred anti-affinity term; + weight (- weight) of each of the
   existing pod's preferred affinity (anti-affinity) terms that the incoming pod matches, and
@@ -143,23 +143,23 @@ class Identity:
 
 def filter_reason(incoming: Identity, residents: Mapping[int, int], identities: Sequence[Identity],
                   everywhere: Mapping[int, int]) -> str | None:
-    """`residents`: identity id -> pods of it on the node; `everywhere`: the same over the pool."""
+    """Filter's reason, checks in its order; `residents`: identity id -> pods of it on the node;
+    `everywhere`: the same over the pool."""
+    terms = incoming.terms
+
+    def any_on(term: Term, pods: Mapping[int, int]) -> bool:
+        return any(count and term.matches(identities[i].namespace, identities[i].labels) for i, count in pods.items())
+
+    for term in terms.required_affinity:
+        if not any_on(term, residents) and not (
+                not any_on(term, everywhere)
+                and all(t.matches(incoming.namespace, incoming.labels) for t in terms.required_affinity)):
+            return "node(s) didn't match pod affinity rules"
+    if any(any_on(term, residents) for term in terms.required_anti):
+        return "node(s) didn't match pod anti-affinity rules"
     for ident, count in residents.items():
         if count and any(t.matches(incoming.namespace, incoming.labels) for t in identities[ident].terms.required_anti):
             return "node(s) didn't satisfy existing pods anti-affinity rules"
-    terms = incoming.terms
-    for term in terms.required_anti:
-        if any(count and term.matches(identities[i].namespace, identities[i].labels)
-               for i, count in residents.items()):
-            return "node(s) didn't match pod anti-affinity rules"
-    for term in terms.required_affinity:
-        if any(count and term.matches(identities[i].namespace, identities[i].labels)
-               for i, count in residents.items()):
-            continue
-        nowhere = not any(count and term.matches(identities[i].namespace, identities[i].labels)
-                          for i, count in everywhere.items())
-        if not (nowhere and all(t.matches(incoming.namespace, incoming.labels) for t in terms.required_affinity)):
-            return "node(s) didn't match pod affinity rules"
     return None
 
 
