@@ -288,10 +288,14 @@ def _sizing(scenario, profile) -> tuple:
 
 
 def _inputs(pools, live, workloads, snapshot_note, problems, config_path) -> dict:
+    live_pools: dict = {}
+    for node in live:
+        live_pools[node.pool] = live_pools.get(node.pool, 0) + 1
     return {"config": config_path,
-            "pools": [{"name": p.name, "nodes": p.count,
-                       "node": getattr(getattr(p, "node", None), "source", None) or ("snapshot" if isinstance(
-                           p, _LivePoolCount) else None), "added": isinstance(p, _LivePoolCount)} for p in pools],
+            "pools": [{"name": name, "nodes": n, "node": "snapshot", "added": False} for name, n in live_pools.items()]
+            + [{"name": p.name, "nodes": p.count,
+                "node": getattr(getattr(p, "node", None), "source", None) or ("snapshot" if isinstance(
+                    p, _LivePoolCount) else None), "added": isinstance(p, _LivePoolCount)} for p in pools],
             "workloads": [{"name": w.name, "replicas": "one per node" if w.per_node else w.replicas,
                            "countFrom": w.source, "where": w.where or None} for w in workloads],
             "snapshot": snapshot_note, "problems": list(problems),

@@ -61,7 +61,8 @@ def run(request: Request, mapper: Any = None) -> tuple[dict, dict[str, Any]]:
         schedulers.append(entry)
     report = {"version": REPORT_VERSION, "kind": "PlanReport", "seed": request.seed,
               "maxAttempts": request.max_attempts, "input": request.inputs, "schedulers": schedulers}
-    report["summary"] = {"clean": exit_code(report) == 0, "exitCode": exit_code(report)}
+    report["summary"] = {"clean": exit_code(report) == 0, "exitCode": exit_code(report),
+                         "complete": request.inputs.get("complete", True)}
     return report, runs
 
 

@@ -17,8 +17,7 @@ def render(report: dict) -> str:
         lines += ["", f"== scheduler: {_scheduler(entry)} =="]
         lines += _workloads(entry) + _pools(entry) + _rejecting_nodes(entry)
         lines += _nodes_needed(entry) + _drains(entry) + _surges(entry)
-        if entry["notes"]:
-            lines += ["Notes"] + [f"  {n}" for n in entry["notes"][:SHOWN]] + _more(entry["notes"])
+        lines += _notes(entry)
     if len(report["schedulers"]) > 1:
         lines += [""] + _side_by_side(report["schedulers"])
     lines += ["", _verdict(report)]
@@ -32,7 +31,8 @@ def _scheduler(entry: dict) -> str:
 
 def _head(report: dict) -> list[str]:
     data = report["input"]
-    pools = ", ".join(f"{p['name']} {'+' if p.get('added') else ''}{p['nodes']} node(s)" for p in data["pools"])
+    pools = ", ".join(f"{p['name'] or '(no pool)'} {'+' if p.get('added') else ''}{p['nodes']} node(s)"
+                      + (" (live)" if p["node"] == "snapshot" and not p.get("added") else "") for p in data["pools"])
     lines = [f"numaguard plan: seed {report['seed']}, {len(data['workloads'])} workload(s); pools: {pools or 'none'}"]
     snap = data.get("snapshot")
     if snap:
@@ -151,6 +151,14 @@ def _surges(entry: dict) -> list[str]:
     return lines
 
 
+def _notes(entry: dict) -> list[str]:
+    """The play's notes, and each distinct note of the nodes with how many nodes it is said of."""
+    counted = Counter(note for node in entry["nodes"] for note in node["notes"])
+    lines = [f"  {note}" for note in entry["notes"][:SHOWN]] + _more(entry["notes"])
+    lines += [f"  {n} node(s): {note}" for note, n in counted.most_common(SHOWN)] + _more(list(counted))
+    return ["Notes"] + lines if lines else []
+
+
 def _side_by_side(entries: list[dict]) -> list[str]:
     rows = [("replicas", "replicas"), ("placed", "placed"), ("placed after rejections", "placedAfterRejections"),
             ("kubelet rejections", "rejections"), ("unschedulable", "unschedulable"), ("stuck", "stuck"),
@@ -166,10 +174,14 @@ def _side_by_side(entries: list[dict]) -> list[str]:
 def _verdict(report: dict) -> str:
     bad = [e["name"] for e in report["schedulers"] if not e["summary"]["clean"]]
     if report["summary"]["exitCode"] == 0:
-        return "result: every replica lands without a kubelet rejection"
-    if bad:
-        return "result: not every replica lands cleanly under " + ", ".join(bad)
-    return "result: every replica lands, but a sweep failed (see above)"
+        line = "result: every replica lands without a kubelet rejection"
+    elif bad:
+        line = "result: not every replica lands cleanly under " + ", ".join(bad)
+    else:
+        line = "result: every replica lands, but a sweep failed (see above)"
+    if not report["input"].get("complete", True):
+        line += " (INCOMPLETE input: see above)"
+    return line
 
 
 def _more(items: list, indent: str = "  ", shown: int = SHOWN) -> list[str]:
