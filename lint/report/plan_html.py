@@ -96,7 +96,7 @@ def _scheduler(entry: dict, run, classes: dict[str, str]) -> str:
     name = escape(entry["name"])
     out = [f'<section class="sched" id="s-{name}"><h2>{name}'
            + (f" ({escape(entry['scoringStrategy'])})" if entry.get("scoringStrategy") else "") + "</h2>",
-           _workload_table(entry), _pool_table(entry), _sweeps(entry)]
+           _workload_table(entry), _unplaced(entry), _pool_table(entry), _sweeps(entry)]
     if run is not None:
         out.append(_nodes(entry, run, classes))
     out.append("</section>")
@@ -112,6 +112,18 @@ def _workload_table(entry: dict) -> str:
                     f'<td>{w["stuck"] + w["gaveUp"]}</td></tr>')
     return ("<h3>Workloads</h3><table><tr><th>workload</th><th>replicas</th><th>placed</th>"
             "<th>kubelet rejections</th><th>unschedulable</th><th>stuck</th></tr>" + "".join(rows) + "</table>")
+
+
+def _unplaced(entry: dict) -> str:
+    """The replicas that did not land, with why (the scheduler's message, or the runaway)."""
+    pods = [p for w in entry["workloads"] for p in w["pods"] if p["status"] != "placed"]
+    if not pods:
+        return ""
+    items = "".join(f'<li><b>{escape(p["pod"])}</b> {escape(p["status"])}'
+                    + (f' after {len(p["rejections"])} kubelet rejection(s)' if p["rejections"] else "")
+                    + f': {escape(p["message"] or "")}</li>' for p in pods[:20])
+    more = f"<li>and {len(pods) - 20} more</li>" if len(pods) > 20 else ""
+    return f'<h3>Not placed ({len(pods)})</h3><ul class="unplaced">{items}{more}</ul>'
 
 
 def _pool_table(entry: dict) -> str:
@@ -156,15 +168,16 @@ def _nodes(entry: dict, run, classes: dict[str, str]) -> str:
         groups.setdefault(key, []).append(node)
     ordered = sorted(groups.values(), key=lambda g: (not any(n.rejections for n in g), g[0].name))
     out = ['<h3>Nodes</h3>']
+    few = len(ordered) <= 8
     for members in ordered[:MAX_GROUPS]:
-        out.append(_group(members, classes))
+        out.append(_group(members, classes, few))
     if len(ordered) > MAX_GROUPS:
         rest = sum(len(g) for g in ordered[MAX_GROUPS:])
         out.append(f'<p class="meta">and {rest} more node(s) in {len(ordered) - MAX_GROUPS} other layouts</p>')
     return "".join(out)
 
 
-def _group(members: list, classes: dict[str, str]) -> str:
+def _group(members: list, classes: dict[str, str], open_all: bool) -> str:
     node = members[0]
     holders = {r.label: classes.get(r.workload, "c-e") for r in node.pods}
 
@@ -175,7 +188,7 @@ def _group(members: list, classes: dict[str, str]) -> str:
     counts = Counter(r.workload or "(running before)" for r in node.pods)
     pods = ", ".join(f"{n} {escape(w)}" for w, n in counts.items()) or "no pods"
     rejected = [(n.name, r) for n in members for r in n.rejections]
-    attention = " open" if rejected else ""
+    attention = " open" if rejected or open_all else ""
     parts = [f'<details class="node"{attention}><summary>{names} <span class="meta">({len(members)} node(s), '
              f'{escape(str(node.pool or "no pool"))}; {pods})</span></summary>', node_svg(_occupancy(node), cell)]
     if rejected:
