@@ -64,13 +64,14 @@ def _workloads(entry: dict) -> list[str]:
 
 
 def _pod_line(pod: dict) -> str:
-    counts = Counter((a["node"], a["reason"]) for a in pod["rejections"])
-    rejected = ", ".join(f"{node} {reason}" + (f" x{n}" if n > 1 else "") for (node, reason), n in counts.items())
     head = {"placed": f"placed on {pod['node']}", "unschedulable": "unschedulable (Pending)",
             "stuck": "stuck", "gave-up": "given up"}[pod["status"]]
     parts = [head]
     if pod["rejections"]:
-        parts.append(f"after {len(pod['rejections'])} rejection(s): {rejected}")
+        on = Counter(a["node"] for a in pod["rejections"])
+        reasons = "/".join(sorted({a["reason"] for a in pod["rejections"]}))
+        parts.append(f"after {len(pod['rejections'])} kubelet rejection(s), {reasons}, on "
+                     + ", ".join(f"{node} ({n})" for node, n in sorted(on.items())))
     if pod["message"]:
         parts.append(pod["message"])
     return "; ".join(parts)
@@ -102,11 +103,11 @@ def _rejecting_nodes(entry: dict) -> list[str]:
     for node in nodes[:SHOWN]:
         free = ", ".join(f"NUMA {k}: {v['cpus']} CPUs" for k, v in node["free"].items())
         reasons = Counter(r["reason"] for r in node["rejected"])
-        lines.append(f"  {node['name']} ({node['pool'] or 'no pool'}; {free}): "
-                     + ", ".join(f"{n} {reason}" for reason, n in reasons.items()))
-        for r in node["rejected"][:3]:
-            lines.append(f"    {r['pod']}: {r['message']}")
-        lines += _more(node["rejected"][:], "    ", shown=3)
+        pods = list(dict.fromkeys(r["pod"].split(" (replacement")[0] for r in node["rejected"]))
+        lines.append(f"  {node['name']} ({free}): " + ", ".join(f"{n} {reason}" for reason, n in reasons.items())
+                     + f" of {', '.join(pods[:4])}" + (f" and {len(pods) - 4} more" if len(pods) > 4 else ""))
+    messages = dict.fromkeys((r["reason"], r["message"]) for n in nodes for r in n["rejected"])
+    lines += [f"  {reason}: {message}" for reason, message in list(messages)[:SHOWN]]
     return lines + _more(nodes, "  ")
 
 
