@@ -110,14 +110,9 @@ def _write(report: dict, runs: dict, fmt: str, output: str | None) -> None:
     else:
         from numaguard.lint.report.plan_text import render
         text = render(report)
-    if output:
-        try:
-            with open(output, "w", encoding="utf-8") as out:
-                out.write(text)
-        except OSError as exc:
-            raise UsageProblem(f"--output {output}: cannot write: {exc.strerror or exc}") from None
-    else:
-        click.echo(text, nl=False)
+    from numaguard.lint.cli.common import write_text
+
+    write_text(text, output)
 
 
 # -- inputs -----------------------------------------------------------------------------------

@@ -153,15 +153,10 @@ def worst(scenario: Scenario, profile: Profile, seed: int, k: int, *, max_attemp
         work = [_Job(scenario, profile, seed, max_attempts, before, chunk) for chunk in chunks]
         judged = mapper(judge, work) if mapper is not None and len(work) > 1 else map(judge, work)
         losses = [loss for batch in judged for loss in batch]
-        chosen = max(losses, key=lambda loss: (*loss.hurt(), _reverse(loss.node)))
+        chosen = min(losses, key=lambda loss: (tuple(-x for x in loss.hurt()), loss.node))
         result.steps.append(chosen)
         before += (chosen.node,)
     return result
-
-
-def _reverse(name: str) -> tuple:
-    """Ties go to the first name: max() of the negated characters."""
-    return tuple(-ord(c) for c in name) + (1,)
 
 
 def randomly(scenario: Scenario, profile: Profile, seed: int, k: int, *,

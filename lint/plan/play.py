@@ -164,8 +164,8 @@ def build(scenario: Scenario, profile: Profile) -> tuple[Pool, list[str]]:
         nodes += pool_nodes(spec, spec.count, templates)
     pool = Pool(zones=profile.topology_aware)
     shapes = Shapes()
-    identities = [identity_of(pool, w.shape) for w in scenario.workloads]
-    del identities
+    for w in scenario.workloads:       # first: whether pod affinity is in play decides how nodes are indexed
+        identity_of(pool, w.shape)
     for node, live in zip(nodes, scenario.live):
         for pod in live.pods:
             shape = shapes.of(pod.spec, pod.namespace, pod.labels)

@@ -27,19 +27,11 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any, Mapping
 
 from numaguard.lint.k8s.pod_budget import PodAnalysis
-from numaguard.lint.k8s.resources import ContainerRef, _aggregate, is_hugepages
+from numaguard.lint.k8s.resources import ContainerRef, _aggregate, _as_list, _as_map, is_hugepages
 
 DEFAULT_MILLI_CPU_REQUEST = 100                 # pkg/scheduler/util/pod_resources.go
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 CPU, MEMORY = "cpu", "memory"
-
-
-def _as_map(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _as_list(value: Any) -> list:
-    return value if isinstance(value, list) else []
 
 
 def to_int(resource: str, value: Decimal) -> int:

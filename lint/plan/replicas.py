@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from numaguard.lint.model import dotted_path
+
 PER_NODE_KINDS = {("apps", "DaemonSet"), ("apps.kruise.io", "DaemonSet"), ("apps.kruise.io", "BroadcastJob")}
 REPLICAS_KINDS = {("", "ReplicationController"), ("apps", "Deployment"), ("apps", "ReplicaSet"),
                   ("apps", "StatefulSet"), ("argoproj.io", "Rollout"), ("apps.kruise.io", "CloneSet"),
@@ -58,20 +60,13 @@ def _int(value: Any, default: int) -> int:
     return default
 
 
-def _dotted(path: tuple) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
-    return out
-
-
 def _job(job_spec: Any, where: tuple) -> tuple[int, str]:
     """A Job spec's running pods: parallelism (default 1), at most completions."""
     parallelism = _int(_get(job_spec, ("parallelism",)), 1)
     completions = _get(job_spec, ("completions",))
     if isinstance(completions, int) and not isinstance(completions, bool) and completions >= 0:
         parallelism = min(parallelism, completions)
-    return parallelism, f"{_dotted(where + ('parallelism',))} {parallelism}"
+    return parallelism, f"{dotted_path(where + ('parallelism',))} {parallelism}"
 
 
 def count(group: str, kind: str, obj: dict, template: tuple, *, scaled: int | None = None) -> Count:
@@ -93,12 +88,12 @@ def count(group: str, kind: str, obj: dict, template: tuple, *, scaled: int | No
         return _jobset(obj, template, scaled)
     if group == "kubeflow.org" and len(template) >= 3:
         n = _int(_get(obj, template[:-1] + ("replicas",)), 1)
-        return _copies(n, scaled, _dotted(template[:-1] + ("replicas",)))
+        return _copies(n, scaled, dotted_path(template[:-1] + ("replicas",)))
     if group == "ray.io":
         return _ray(obj, template, scaled)
     if group == "batch.volcano.sh":
         n = _int(_get(obj, template[:-1] + ("replicas",)), 1)
-        return _copies(n, scaled, _dotted(template[:-1] + ("replicas",)))
+        return _copies(n, scaled, dotted_path(template[:-1] + ("replicas",)))
     if group == "serving.knative.dev":
         notes = _get(obj, template + ("metadata", "annotations")) or {}
         for name in KNATIVE_SCALE:
@@ -127,7 +122,7 @@ def _leader_worker(obj: dict, template: tuple, scaled: int | None) -> Count:
     groups = scaled if scaled is not None else _int(_get(obj, lws + ("replicas",)), 1)
     size = _int(_get(obj, lws + ("leaderWorkerTemplate", "size")), 1)
     has_leader = isinstance(_get(obj, lws + ("leaderWorkerTemplate", "leaderTemplate")), dict)
-    which = "groups --scale" if scaled is not None else f"{_dotted(lws + ('replicas',))}"
+    which = "groups --scale" if scaled is not None else f"{dotted_path(lws + ('replicas',))}"
     if template[-1] == "leaderTemplate":
         return Count(groups, source=f"{which} {groups}, one leader each")
     per_group = max(size - 1, 0) if has_leader else size
@@ -140,7 +135,7 @@ def _jobset(obj: dict, template: tuple, scaled: int | None) -> Count:
     replicas = _int(_get(obj, job + ("replicas",)), 1)
     parallelism, source = _job(_get(obj, job + ("template", "spec")), job + ("template", "spec"))
     n = replicas * parallelism
-    text = f"{_dotted(job + ('replicas',))} {replicas} x {source}"
+    text = f"{dotted_path(job + ('replicas',))} {replicas} x {source}"
     return Count(n * scaled, source=f"{text} x --scale {scaled}") if scaled is not None else Count(n, source=text)
 
 
@@ -150,7 +145,7 @@ def _ray(obj: dict, template: tuple, scaled: int | None) -> Count:
         replicas = _get(obj, group + ("replicas",))
         n = _int(replicas if replicas is not None else _get(obj, group + ("minReplicas",)), 1)
         hosts = _int(_get(obj, group + ("numOfHosts",)), 1)
-        return _copies(n * hosts, scaled, f"{_dotted(group)} replicas x numOfHosts")
+        return _copies(n * hosts, scaled, f"{dotted_path(group)} replicas x numOfHosts")
     return _copies(1, scaled, "head" if "headGroupSpec" in template else "submitter")
 
 

@@ -65,9 +65,11 @@ def stranded(node: PlanNode, demands: list[tuple[int, int]]) -> tuple[int, int]:
 
 
 def pool_summary(name: str | None, nodes: list[PlanNode], workloads: Iterable[Workload]) -> dict:
+    workloads = list(workloads)
     plan_pods = {w.name for w in workloads}
-    eligible = [w for w in workloads if not w.per_node and nodes and _takes(nodes[0], w)]
-    demands = [d for d in map(_demand, eligible) if d is not None]
+    pinning = [(w, d) for w in workloads if not w.per_node for d in [_demand(w)] if d is not None]
+    by_template: dict[int, list[tuple[int, int]]] = {}      # the demands of the replicas a node may take
+    measured = False
     free_cpus = free_memory = lost_cpus = lost_memory = 0
     per_numa: dict[int, dict[str, int]] = {}
     for node in nodes:
@@ -77,7 +79,11 @@ def pool_summary(name: str | None, nodes: list[PlanNode], workloads: Iterable[Wo
             slot = per_numa.setdefault(numa, {"cpus": 0, "memory": 0})
             slot["cpus"] += free["cpus"]
             slot["memory"] += free.get("memory", 0)
+        demands = by_template.get(node.template)
+        if demands is None:
+            demands = by_template[node.template] = [d for w, d in pinning if _takes(node, w)]
         if demands:
+            measured = True
             c, m = stranded(node, demands)
             lost_cpus += c
             lost_memory += m
@@ -85,7 +91,7 @@ def pool_summary(name: str | None, nodes: list[PlanNode], workloads: Iterable[Wo
     return {"name": name, "nodes": len(nodes), "nodesUsed": used, "nodesEmpty": sum(1 for n in nodes if not n.pods),
             "free": {"cpus": free_cpus, "memory": free_memory},
             "freePerNuma": {str(k): v for k, v in sorted(per_numa.items())},
-            "stranded": None if not demands else {
+            "stranded": None if not measured else {
                 "cpus": lost_cpus, "memory": lost_memory,
                 "cpuShare": round(lost_cpus / free_cpus, 4) if free_cpus else 0.0,
                 "memoryShare": round(lost_memory / free_memory, 4) if free_memory else 0.0}}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from numaguard.lint.model import dotted_path
 from numaguard.lint.plan import node_affinity, taints
 from numaguard.lint.plan.model import LiveNode, PoolSpec, Workload
 from numaguard.lint.plan.pods import pod_shape
@@ -29,13 +30,6 @@ def _get(obj: Any, path: Iterable) -> Any:
     return obj
 
 
-def _dotted(path: tuple) -> str:
-    out = ""
-    for step in path:
-        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
-    return out
-
-
 def from_object(obj: dict, group: str, kind: str, templates: list[tuple[tuple, dict]], *,
                 scaled: int | None = None, where: str = "") -> list[Workload]:
     """`templates`: (the template's path in `obj`, its pod spec) for each pod template."""
@@ -47,7 +41,7 @@ def from_object(obj: dict, group: str, kind: str, templates: list[tuple[tuple, d
         template_meta = _get(obj, (*path, "metadata")) if path else meta
         labels = (template_meta or {}).get("labels") if isinstance(template_meta, dict) else None
         n = count(group, kind, obj, path, scaled=scaled)
-        label = f"{kind} {namespace}/{name}" + (f" {_dotted(path)}" if len(templates) > 1 else "")
+        label = f"{kind} {namespace}/{name}" + (f" {dotted_path(path)}" if len(templates) > 1 else "")
         fences = _get(obj, ROLLOUT_FIELDS[kind]) if kind in ROLLOUT_FIELDS else None
         rollout = None
         if kind in ROLLOUT_FIELDS:
