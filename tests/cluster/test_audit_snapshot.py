@@ -95,3 +95,12 @@ def test_an_unwritable_snapshot_is_one_line(healthy_apiserver):
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == ("Error: --snapshot no/such/dir/snap.json: cannot write: No such file "
                                            "or directory")
+
+
+def test_snapshot_nodes_are_in_name_order_whatever_order_they_were_read_in():
+    from numaguard.lint.cluster.snapshot import Collector
+    collect = Collector(nodes=[{"metadata": {"name": n}} for n in ("b", "c", "a")],
+                        configs={"a": {"kind": "KubeletConfiguration"}})
+    document = collect.document("2026-12-01T00:00:00Z")
+    assert [e["node"]["metadata"]["name"] for e in document["nodes"]] == ["a", "b", "c"]
+    assert [e["kubeletConfig"] for e in document["nodes"]] == [{"kind": "KubeletConfiguration"}, None, None]

@@ -189,3 +189,26 @@ def test_a_node_never_holds_more_than_its_allocatable(profile):
         for name, used in node.requested.items():
             assert used <= node.allocatable[name]
         assert node.pod_count <= node.allocatable["pods"]
+
+
+def test_preferred_node_affinity_by_hostname_is_judged_node_by_node():
+    """Nodes of one template share a bucket, but a preference for a node's name must score each
+    node on its own: every seed lands the pod on numa-2."""
+    prefer = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+        {"weight": 100, "preference": {"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["numa-2"]}]}}]}}
+    for seed in range(6):
+        run = play(Scenario(pools=(pool(3),), workloads=(workload("web", 1, spec("2", "1Gi", affinity=prefer)),)),
+                   DEFAULT, seed)
+        assert outcomes(run, "Deployment shop/web") == [("shop/web-0", PLACED, "numa-2")]
+
+
+def test_a_kubelet_configuration_that_would_not_start_is_said():
+    node = load_builtin_profile("dual-socket-ht")
+    broken = replace(node, kubelet_config={**node.kubelet_config, "cpuManagerPolicy": "bogus"})
+    run = play(Scenario(pools=(replace(pool(1), node=broken),), workloads=(workload("web", 1, spec("2", "1Gi")),)),
+               DEFAULT)
+    (only,) = run.pool.nodes.values()
+    assert only.notes == ['the kubelet configuration would not start a kubelet (cpuManagerPolicy: unknown policy: '
+                          '"bogus"); simulated without it']
+    assert only.state.cpu is None
