@@ -80,6 +80,13 @@ def main(quick: bool) -> None:
         print(f"{profile:>15}: cost per placement at {large} nodes / at {small}: "
               f"{costs[(profile, large)] / costs[(profile, small)]:.2f}")
     nodes = sizes[-1]
+    runaway = Scenario(pools=(PoolSpec("numa", load_builtin_profile("dual-socket-ht"), nodes),), workloads=(
+        Workload("Deployment bench/cache", "Deployment", "bench", "cache", pod_shape(spec(12, "8Gi", False)), nodes),
+        Workload("ReplicaSet bench/db", "ReplicaSet", "bench", "db", pod_shape(spec(22, "16Gi", False)), 2 * nodes)))
+    seconds, run = timed(runaway, "default")
+    gave_up = sum(o.status == "gave-up" for o in run.outcomes["ReplicaSet bench/db"])
+    print(f"the #84869 runaway on {nodes} nodes ({3 * nodes} replicas, {gave_up} given up after 100 rejections "
+          f"each, {run.rejections()} rejections): {seconds:.2f}s CPU")
     probe = scenario(nodes, 500)
     indexed, _ = timed(probe, "default")
     play_module.Pool = ScanPool
