@@ -112,10 +112,9 @@ def pool_nodes(spec: PoolSpec, count: int, templates: _Templates, *, prefix: str
     out = []
     for i in range(count):
         name = f"{prefix or spec.name + '-'}{i + 1:0{width}d}"
-        state = empty.copy()
-        state.name = name
+        # the empty state is shared, copied by a node before its first change (PlanNode.shared)
         out.append(PlanNode(name, spec.name, {**labels, HOSTNAME: name}, tuple(spec.taints), dict(allocatable),
-                            state, template, notes=list(notes), added=added))
+                            empty, template, notes=list(notes), added=added, shared=True))
     return out
 
 
