@@ -67,24 +67,25 @@ def plan(config_path, node_path, pool_counts, snapshot_path, scheduler, strategy
     from numaguard.lint.cli.common import load_config
     from numaguard.lint.plan.report import Request, run
     from numaguard.lint.plan.scheduler import Profile
+    from numaguard.lint.plan.sizing import sizing_inputs
 
     config = load_config(config_path)
     problems: list[str] = []
     live, snapshot_note = _snapshot(snapshot_path, config)
-    pools = _pools(config, node_path, pool_counts, live)
+    pools, added = _pools(config, node_path, pool_counts, live)
     workloads = _workloads(workload_files, config, scales, problems.append)
     if not workloads:
         raise UsageProblem("no workload (no Pod or pod template) found in " + ", ".join(workload_files))
     if not pools and not live:
         raise UsageProblem("no pool to plan: declare pools with node: and count: in the config, or give "
                            "--node FILE and --pool N, or --from-audit SNAPSHOT")
-    scenario, surge_workloads = _scenario(pools, live, workloads, surges, nodes_needed)
+    scenario, surge_workloads = _scenario(pools, added, live, workloads, surges, nodes_needed)
     profiles = tuple(Profile(name, strategy) for name in
                      (("default", "topology-aware") if scheduler == "both" else (scheduler,)))
     request = Request(scenario, profiles, seed, max_attempts,
-                      sizing=_sizing(scenario, profiles[0]) if nodes_needed else (), nodes_needed=nodes_needed,
+                      sizing=sizing_inputs(scenario, profiles[0]) if nodes_needed else (), nodes_needed=nodes_needed,
                       drain=drain, drain_random=drain_random, surge=surge_workloads, jobs=jobs,
-                      inputs=_inputs(pools, live, workloads, snapshot_note, problems, config_path))
+                      inputs=_inputs(pools, added, live, workloads, snapshot_note, problems, config_path))
     for line in problems:
         click.echo(f"numaguard: {line}", err=True)
     report, runs = _run(run, request, jobs)
@@ -138,10 +139,9 @@ def _snapshot(path: str | None, config):
                    "pods": sum(len(n.pods) for n in nodes), "incomplete": snapshot.incomplete}
 
 
-def _pools(config, node_path, pool_counts, live) -> list:
-    """The config's pools as PoolSpecs (one pool named default when it declares none)."""
-    from dataclasses import replace
-
+def _pools(config, node_path, pool_counts, live) -> tuple[list, list[tuple[str, int]]]:
+    """The config's pools as PoolSpecs (one pool named default when it declares none), and the
+    nodes --pool adds to the pools of the snapshot: (pool, count)."""
     from numaguard.lint.cli.lint_command import _load_node
     from numaguard.lint.model import PoolSettings
     from numaguard.lint.plan.model import PoolSpec
@@ -178,14 +178,7 @@ def _pools(config, node_path, pool_counts, live) -> list:
             taint.setdefault("effect", "NoSchedule")
         out.append(PoolSpec(settings.name, node, count or 0, dict(settings.node_labels),
                             (taint,) if taint else ()))
-    return [replace(p) for p in out] + [_LivePoolCount(name, n) for name, n in counts.items() if name in live_pools]
-
-
-class _LivePoolCount:
-    """--pool NAME=N for a pool of the snapshot: N nodes added to it."""
-
-    def __init__(self, name: str, count: int) -> None:
-        self.name, self.count = name, count
+    return out, [(name, n) for name, n in counts.items() if name in live_pools]
 
 
 def _workloads(paths, config, scales, problem) -> list:
@@ -215,82 +208,44 @@ def _workloads(paths, config, scales, problem) -> list:
 
 
 def _names(name: str, ref) -> bool:
-    ns = ref.namespace or "default"
-    return name in (ref.name, f"{ns}/{ref.name}", f"{ref.kind}/{ref.name}", f"{ref.kind}/{ns}/{ref.name}")
+    from numaguard.lint.plan.workloads import names_object
+    return names_object(name, ref.kind or "", ref.namespace or "default", ref.name or "")
 
 
-def _scenario(pools, live, workloads, surges, nodes_needed):
+def _scenario(pools, added, live, workloads, surges, nodes_needed):
     from numaguard.lint.plan.play import Scenario
-    from numaguard.lint.plan.workloads import landing_pools, no_pool_message
+    from numaguard.lint.plan.surge import ROLLING_KINDS, runs_in
+    from numaguard.lint.plan.workloads import landing_pools, named, no_pool_message
 
-    specs = [p for p in pools if not isinstance(p, _LivePoolCount)]
-    added = tuple((p.name, p.count) for p in pools if isinstance(p, _LivePoolCount))
     for workload in workloads:
         if workload.per_node or not workload.replicas:
             continue
-        if not landing_pools(workload, specs, live, empty_too=nodes_needed) and not any(
-                name for name, n in added if n):
-            raise UsageProblem(no_pool_message(workload, specs, live))
+        if not landing_pools(workload, pools, live, empty_too=nodes_needed) and not any(n for _, n in added):
+            raise UsageProblem(no_pool_message(workload, pools, live))
     chosen = []
     for name in surges:
-        matches = [w for w in workloads if w.name == name or _short(w) == name
-                   or name in (w.object_name, f"{w.namespace}/{w.object_name}", f"{w.kind}/{w.object_name}")]
+        matches = named(workloads, name)
         if len(matches) != 1:
             raise UsageProblem(f"--surge {name}: " + ("no workload of that name" if not matches else
                                                       f"{len(matches)} workloads match; name one: "
                                                       + ", ".join(w.name for w in matches)))
-        from numaguard.lint.plan.surge import ROLLING_KINDS
         if matches[0].kind not in ROLLING_KINDS:
             raise UsageProblem(f"--surge {name}: a {matches[0].kind} has no rolling update numaguard models "
                                f"(it knows {', '.join(ROLLING_KINDS)})")
         chosen.append(matches[0])
-    running = {w.name for w in chosen if _runs_in_snapshot(w, live)}
-    scenario = Scenario(tuple(specs), tuple(live), tuple(w for w in workloads if w.name not in running), added)
+    running = {w.name for w in chosen if runs_in(w, live)}
+    scenario = Scenario(tuple(pools), tuple(live), tuple(w for w in workloads if w.name not in running), tuple(added))
     return scenario, tuple(chosen)
 
 
-def _short(workload) -> str:
-    return f"{workload.kind}/{workload.namespace}/{workload.object_name}"
-
-
-def _runs_in_snapshot(workload, live) -> bool:
-    """Does the snapshot run the workload (its old version)?"""
-    prefix = (f"ReplicaSet {workload.namespace}/{workload.object_name}-",
-              f"{workload.kind} {workload.namespace}/{workload.object_name}")
-    return any(p.owner.startswith(prefix) for n in live for p in n.pods)
-
-
-def _sizing(scenario, profile) -> tuple:
-    """(pool, lower bound, why no count helps) for --nodes-needed, pools in order."""
-    from numaguard.lint.plan.nodes import scheduler_allocatable
-    from numaguard.lint.plan.play import _empty_state
-    from numaguard.lint.plan.sizing import empty_node_verdict, lower_bound
-    from numaguard.lint.plan.workloads import landing_pools
-
-    names = [p.name for p in scenario.pools] + [name for name, _ in scenario.added]
-    out = []
-    for name in names:
-        only_here = [w for w in scenario.workloads if not w.per_node and w.replicas
-                     and landing_pools(w, scenario.pools, scenario.live, empty_too=True) == [name]]
-        spec = next((p for p in scenario.pools if p.name == name), None)
-        if spec is not None:
-            per_node = scheduler_allocatable(_empty_state(spec.node.topology, spec.node.kubelet_config, name, []))
-            lower = lower_bound(per_node, [(w, w.replicas) for w in only_here])
-        else:
-            lower = 0
-        out.append((name, lower, empty_node_verdict(scenario, profile, name, only_here)))
-    return tuple(out)
-
-
-def _inputs(pools, live, workloads, snapshot_note, problems, config_path) -> dict:
+def _inputs(pools, added, live, workloads, snapshot_note, problems, config_path) -> dict:
     live_pools: dict = {}
     for node in live:
         live_pools[node.pool] = live_pools.get(node.pool, 0) + 1
     return {"config": config_path,
             "pools": [{"name": name, "nodes": n, "node": "snapshot", "added": False} for name, n in live_pools.items()]
-            + [{"name": p.name, "nodes": p.count,
-                "node": getattr(getattr(p, "node", None), "source", None) or ("snapshot" if isinstance(
-                    p, _LivePoolCount) else None), "added": isinstance(p, _LivePoolCount)} for p in pools],
+            + [{"name": p.name, "nodes": p.count, "node": p.node.source, "added": False} for p in pools]
+            + [{"name": name, "nodes": n, "node": "snapshot", "added": True} for name, n in added],
             "workloads": [{"name": w.name, "replicas": "one per node" if w.per_node else w.replicas,
                            "countFrom": w.source, "where": w.where or None} for w in workloads],
             "snapshot": snapshot_note, "problems": list(problems),

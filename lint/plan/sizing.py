@@ -153,7 +153,30 @@ def nodes_needed(scenario: Scenario, profile: Profile, seed: int, pools: list[tu
     return out
 
 
-__all__ = ["Sizing", "Trial", "clean_at", "search", "nodes_needed", "lower_bound", "MAX_NODES"]
+__all__ = ["Sizing", "Trial", "clean_at", "search", "nodes_needed", "lower_bound", "sizing_inputs", "empty_node_verdict",
+           "MAX_NODES"]
+
+
+def sizing_inputs(scenario: Scenario, profile: Profile) -> tuple[tuple[str, int, str], ...]:
+    """(pool, lower bound, why no count helps) for each pool, in order: the config's pools, then
+    the live pools of the snapshot, whose count searched is of the nodes added to them (lower
+    bound 0: what they run already holds part of the requests)."""
+    from numaguard.lint.plan.nodes import scheduler_allocatable
+    from numaguard.lint.plan.play import _empty_state
+    from numaguard.lint.plan.workloads import landing_pools
+
+    out = []
+    live = [n.pool for n in scenario.live if n.pool] + [name for name, _ in scenario.added]
+    for name in [p.name for p in scenario.pools] + list(dict.fromkeys(live)):
+        only_here = [w for w in scenario.workloads if not w.per_node and w.replicas
+                     and landing_pools(w, scenario.pools, scenario.live, empty_too=True) == [name]]
+        spec = next((p for p in scenario.pools if p.name == name), None)
+        lower = 0
+        if spec is not None:
+            per_node = scheduler_allocatable(_empty_state(spec.node.topology, spec.node.kubelet_config, name, []))
+            lower = lower_bound(per_node, [(w, w.replicas) for w in only_here])
+        out.append((name, lower, empty_node_verdict(scenario, profile, name, only_here)))
+    return tuple(out)
 
 
 def empty_node_verdict(scenario: Scenario, profile: Profile, pool: str, workloads: Iterable[Workload]) -> str:

@@ -104,6 +104,14 @@ def old_pods(pool: Pool, workload: Workload) -> list[tuple[PlanNode, Resident]]:
     return sorted(found, key=lambda pair: _ordinal(pair[1].label))
 
 
+def runs_in(workload: Workload, live) -> bool:
+    """Does a snapshot (its LiveNodes) run the workload: pods its ReplicaSet <name>-<hash>, or
+    itself, owns?"""
+    prefix = (f"ReplicaSet {workload.namespace}/{workload.object_name}-",
+              f"{workload.kind} {workload.namespace}/{workload.object_name}")
+    return any(p.owner.startswith(prefix) for n in live for p in n.pods)
+
+
 def _ordinal(label: str) -> tuple:
     head, _, tail = label.rpartition("-")
     return (head, int(tail)) if tail.isdigit() else (label, -1)
@@ -204,4 +212,4 @@ def _statefulset(pool: Pool, profile: Profile, workload: Workload, unavailable: 
     return result
 
 
-__all__ = ["Surge", "SurgeError", "rollout", "resolve", "old_pods", "ROLLING_KINDS"]
+__all__ = ["Surge", "SurgeError", "rollout", "resolve", "old_pods", "runs_in", "ROLLING_KINDS"]

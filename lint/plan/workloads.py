@@ -52,6 +52,18 @@ def from_object(obj: dict, group: str, kind: str, templates: list[tuple[tuple, d
     return out
 
 
+def names_object(name: str, kind: str, namespace: str, object_name: str) -> bool:
+    """Does NAME (as --scale and --surge take it) name this object: `name`, `namespace/name`,
+    `Kind/name` or `Kind/namespace/name`?"""
+    return name in (object_name, f"{namespace}/{object_name}", f"{kind}/{object_name}",
+                    f"{kind}/{namespace}/{object_name}")
+
+
+def named(workloads: Iterable[Workload], name: str) -> list[Workload]:
+    """The workloads NAME names (its full name as the report gives it, or names_object's)."""
+    return [w for w in workloads if w.name == name or names_object(name, w.kind, w.namespace, w.object_name)]
+
+
 def allows(workload: Workload, labels: dict[str, str], node_taints: Iterable[dict], name: str = "") -> bool:
     """Do the workload's node selector, node affinity and tolerations allow such a node?"""
     shape = workload.shape
@@ -95,4 +107,4 @@ def no_pool_message(workload: Workload, pools: list[PoolSpec], live: list[LiveNo
             f"{', '.join(known) or 'no pool'}{more}")
 
 
-__all__ = ["from_object", "landing_pools", "no_pool_message", "allows"]
+__all__ = ["from_object", "landing_pools", "no_pool_message", "allows", "named", "names_object"]
