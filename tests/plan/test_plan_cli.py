@@ -201,3 +201,13 @@ def test_no_pool_at_all(tmp_path):
     run = run_cli("plan", "--node", "builtin:single-socket", "--pool", "2", "--format", "json", "w.yaml", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["schedulers"][0]["pools"][0]["name"] == "default"
+
+
+def test_nodes_needed_on_a_live_pool_counts_the_nodes_added():
+    from conftest import FIXTURES
+    run = run_cli("plan", "--from-audit", "pool-snapshot.json", "--nodes-needed", "--format", "json", "pricer.yaml",
+                  cwd=FIXTURES / "plan")
+    assert run.returncode == 1                     # as it is, the pricer is stuck on node-a
+    (found,) = json.loads(run.stdout)["schedulers"][0]["nodesNeeded"]
+    assert found == {"pool": "numa", "needed": 3, "added": 1, "lowerBound": 2,
+                     "plays": [{"nodes": 2, "clean": False}, {"nodes": 3, "clean": True}], "reason": None}
