@@ -199,7 +199,8 @@ def _workloads(paths, config, scales, problem) -> list:
         scaled = next((n for name, n in wanted.items() if _names(name, ref)), None)
         if scaled is not None:
             used.update(name for name in wanted if _names(name, ref))
-        templates = [(pod.spec_path[:-1], pod.spec) for pod in found.pods]
+        templates = [(pod.spec_path if pod.inline else pod.spec_path[:-1], pod.spec, pod.metadata_path)
+                     for pod in found.pods]
         out += from_object(data, api_group(ref.api_version), ref.kind or "", templates, scaled=scaled, where=where)
     for name in wanted:
         if name not in used:

@@ -13,8 +13,13 @@
 | RayCluster, RayJob, RayService, RayCronJob | head 1; a worker group `replicas` (else `minReplicas`, default 1) x `numOfHosts` (default 1); a RayJob's submitter 1 |
 | Volcano Job, CronJob | the task's `replicas` (default 1) |
 | Knative Service, Configuration | the template's `autoscaling.knative.dev/initial-scale`, else `min-scale`, else 1 |
+| KServe InferenceService | a component's (predictor, transformer, explainer) `minReplicas` (default 1); the predictor's `workerSpec` `pipelineParallelSize - 1` workers per predictor replica (its head runs the first stage), 1 when not set |
+| KServe LLMInferenceService | `spec.replicas` (default 1) for the decode template and its worker, `spec.prefill.replicas` for the prefill ones (one worker per replica: the worker count its parallelism gives is not read), the router's scheduler 1 |
+| AppWrapper | each component counted as its own kind (a wrapped Deployment's `spec.replicas`, a Job's parallelism, ...) |
 
-Defaults are the API types' (the same files `carriers.py` cites). `scaled` replaces the
+Defaults are the API types' (the same files `carriers.py` cites; KServe's minReplicas default 1 is
+its constants.DefaultMinReplicas, and kserve/kserve@aaac4e2 servingruntime_types.go WorkerSpec:
+"PipelineParallelSize ... the number of replicas in the worker set"). `scaled` replaces the
 top-level count (`numaguard plan --scale NAME=N`): replicas, parallelism or groups; for kinds
 whose count lives in each part (JobSet, Kubeflow, Ray, Volcano) N copies of the whole object.
 """
@@ -94,6 +99,12 @@ def count(group: str, kind: str, obj: dict, template: tuple, *, scaled: int | No
     if group == "batch.volcano.sh":
         n = _int(_get(obj, template[:-1] + ("replicas",)), 1)
         return _copies(n, scaled, dotted_path(template[:-1] + ("replicas",)))
+    if kind == "AppWrapper" and template[:2] == ("spec", "components") and len(template) > 4:
+        return _wrapped(obj, template, scaled)
+    if key == ("serving.kserve.io", "InferenceService"):
+        return _inference_service(obj, template, scaled)
+    if key == ("serving.kserve.io", "LLMInferenceService"):
+        return _llm_inference_service(obj, template, scaled)
     if group == "serving.knative.dev":
         notes = _get(obj, template + ("metadata", "annotations")) or {}
         for name in KNATIVE_SCALE:
@@ -137,6 +148,38 @@ def _jobset(obj: dict, template: tuple, scaled: int | None) -> Count:
     n = replicas * parallelism
     text = f"{dotted_path(job + ('replicas',))} {replicas} x {source}"
     return Count(n * scaled, source=f"{text} x --scale {scaled}") if scaled is not None else Count(n, source=text)
+
+
+def _wrapped(obj: dict, template: tuple, scaled: int | None) -> Count:
+    """An AppWrapper component: its wrapped object counted as its own kind."""
+    inner = _get(obj, template[:4])
+    if not isinstance(inner, dict):
+        return _scaled(1, scaled, "played once")
+    api = str(inner.get("apiVersion") or "")
+    found = count(api.rpartition("/")[0] if "/" in api else "", str(inner.get("kind") or ""), inner, template[4:],
+                  scaled=scaled)
+    return Count(found.pods, found.per_node, f"{dotted_path(template[:4])}: {found.source}")
+
+
+def _inference_service(obj: dict, template: tuple, scaled: int | None) -> Count:
+    component = template[:2]
+    replicas = _int(_get(obj, component + ("minReplicas",)), 1)
+    where = f"{dotted_path(component + ('minReplicas',))} {replicas}"
+    if template[2:] != ("workerSpec",):
+        return _scaled(replicas, scaled, dotted_path(component + ("minReplicas",)))
+    stages = _get(obj, template + ("pipelineParallelSize",))
+    workers = max(_int(stages, 2) - 1, 1)
+    text = (f"{where} x {workers} worker(s) (pipelineParallelSize {stages} - 1)" if stages is not None
+            else f"{where} x 1 worker (pipelineParallelSize not set)")
+    n = (scaled if scaled is not None else replicas) * workers
+    return Count(n, source=text if scaled is None else f"--scale {scaled} x {workers} worker(s)")
+
+
+def _llm_inference_service(obj: dict, template: tuple, scaled: int | None) -> Count:
+    if template[:3] == ("spec", "router", "scheduler"):
+        return _scaled(1, scaled, "played once")
+    field = ("spec", "prefill", "replicas") if template[1:2] == ("prefill",) else ("spec", "replicas")
+    return _scaled(_int(_get(obj, field), 1), scaled, dotted_path(field))
 
 
 def _ray(obj: dict, template: tuple, scaled: int | None) -> Count:

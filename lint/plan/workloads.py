@@ -30,15 +30,16 @@ def _get(obj: Any, path: Iterable) -> Any:
     return obj
 
 
-def from_object(obj: dict, group: str, kind: str, templates: list[tuple[tuple, dict]], *,
+def from_object(obj: dict, group: str, kind: str, templates: list[tuple[tuple, dict, tuple]], *,
                 scaled: int | None = None, where: str = "") -> list[Workload]:
-    """`templates`: (the template's path in `obj`, its pod spec) for each pod template."""
+    """`templates`: (the template's path in `obj`, its pod spec, the path of its pod's metadata)
+    for each pod template."""
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     namespace = str(meta.get("namespace") or "default")
     name = str(meta.get("name") or kind.lower())
     out = []
-    for path, spec in templates:
-        template_meta = _get(obj, (*path, "metadata")) if path else meta
+    for path, spec, meta_path in templates:
+        template_meta = _get(obj, meta_path) if meta_path else meta
         labels = (template_meta or {}).get("labels") if isinstance(template_meta, dict) else None
         n = count(group, kind, obj, path, scaled=scaled)
         label = f"{kind} {namespace}/{name}" + (f" {dotted_path(path)}" if len(templates) > 1 else "")

@@ -14,7 +14,7 @@ TEMPLATE = {"metadata": {"labels": {"app": "x"}}, "spec": POD}
 
 def counts(doc: dict, scaled: int | None = None) -> list[tuple[str, int, str]]:
     found = classify(doc)
-    templates = [(p.spec_path[:-1], p.spec) for p in found.pods]
+    templates = [(p.spec_path if p.inline else p.spec_path[:-1], p.spec, p.metadata_path) for p in found.pods]
     out = from_object(doc, api_group(found.ref.api_version), found.ref.kind, templates, scaled=scaled)
     return [(w.name, w.replicas if not w.per_node else -1, w.source) for w in out]
 
@@ -95,8 +95,68 @@ def test_rollout_fences_are_read_as_written():
     doc = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
            "spec": {"replicas": 4, "strategy": {"rollingUpdate": {"maxSurge": "50%", "maxUnavailable": 0}},
                     "template": TEMPLATE}}
-    (w,) = from_object(doc, "apps", "Deployment", [(("spec", "template"), POD)])
+    (w,) = from_object(doc, "apps", "Deployment", [(("spec", "template"), POD, ("spec", "template", "metadata"))])
     assert w.rollout == ("50%", 0)
     (s,) = from_object({**doc, "kind": "StatefulSet", "spec": {"template": TEMPLATE}}, "apps", "StatefulSet",
-                       [(("spec", "template"), POD)])
+                       [(("spec", "template"), POD, ("spec", "template", "metadata"))])
     assert s.rollout == (None, None)
+
+
+def test_kserve_and_appwrapper():
+    isvc = yaml.safe_load("""
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llm, annotations: {serving.kserve.io/deploymentMode: RawDeployment}}
+spec:
+  predictor:
+    minReplicas: 2
+    labels: {app: llm}
+    model: {modelFormat: {name: vLLM}, resources: {requests: {cpu: "4"}}}
+    workerSpec:
+      pipelineParallelSize: 3
+      containers: [{name: worker-container, image: x}]
+  transformer:
+    containers: [{name: t, image: x}]
+""")
+    assert counts(isvc) == [
+        ("InferenceService default/llm spec.predictor", 2, "spec.predictor.minReplicas 2"),
+        ("InferenceService default/llm spec.predictor.workerSpec", 4,
+         "spec.predictor.minReplicas 2 x 2 worker(s) (pipelineParallelSize 3 - 1)"),
+        ("InferenceService default/llm spec.transformer", 1, "spec.transformer.minReplicas 1")]
+    found = classify(isvc)
+    (first, *_rest) = from_object(isvc, "serving.kserve.io", "InferenceService",
+                                  [(p.spec_path if p.inline else p.spec_path[:-1], p.spec, p.metadata_path)
+                                   for p in found.pods])
+    assert first.shape.labels == {"app": "llm"}
+    llm = yaml.safe_load("""
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata: {name: l}
+spec:
+  replicas: 3
+  template: {containers: [{name: main, image: x}]}
+  worker: {containers: [{name: w, image: x}]}
+  prefill: {replicas: 2, template: {containers: [{name: p, image: x}]}}
+""")
+    assert [(n.rsplit(" ", 1)[1], r) for n, r, _ in counts(llm)] == [
+        ("spec.template", 3), ("spec.worker", 3), ("spec.prefill.template", 2)]
+    wrapper = yaml.safe_load("""
+apiVersion: workload.codeflare.dev/v1beta2
+kind: AppWrapper
+metadata: {name: aw}
+spec:
+  components:
+  - template:
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata: {name: inner}
+      spec: {replicas: 3, template: {spec: {containers: [{name: c, image: x}]}}}
+  - template:
+      apiVersion: batch/v1
+      kind: Job
+      metadata: {name: j}
+      spec: {parallelism: 2, template: {spec: {containers: [{name: c, image: x}]}}}
+""")
+    assert [(r, src) for _, r, src in counts(wrapper)] == [
+        (3, "spec.components[0].template: spec.replicas 3"),
+        (2, "spec.components[1].template: spec.parallelism 2")]
