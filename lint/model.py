@@ -337,6 +337,7 @@ class PoolSettings:
     kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files
     name: str = DEFAULT_POOL_NAME
     node: str | None = None                   # node description path or builtin:NAME (None: the default)
+    count: int | None = None                  # its node count for `numaguard plan` (None: not given)
 
     @property
     def recognises_pods(self) -> bool:
