@@ -107,6 +107,14 @@ class Config:
         pools = {p.name: resolve(p.node) if p.node else default for p in self.pools}
         return default, {name: path for name, path in pools.items() if path}
 
+    def node_namings(self, override: str | None = None) -> dict[str | None, str]:
+        """Who named the node descriptions `node_paths` finds, for the default one (key None)
+        and each pool's: "--node" (`override`), "node" (the top-level `node:`) or "poolNode"
+        (the pool's own `node:`). A pod simulated on a node the user named is declared for it."""
+        default = "--node" if override else "node" if self.node else None
+        pools = {p.name: "poolNode" if p.node else default for p in self.pools}
+        return {key: way for key, way in {None: default, **pools}.items() if way}
+
 
 def parse_version(text: str) -> tuple[int, int]:
     major, _, minor = str(text).partition(".")
@@ -177,7 +185,8 @@ def _pools(data: dict) -> tuple[PoolSettings, ...]:
         seen[name] = i
         pools.append(PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
                                   kubelet_configs=tuple(pool.get("kubeletConfigs") or ()), name=name,
-                                  node=pool.get("node")))
+                                  node=pool.get("node"),
+                                  count=int(pool["count"]) if pool.get("count") is not None else None))
     return tuple(pools)
 
 
@@ -241,6 +250,8 @@ def _pool_as_written(pool: dict) -> dict:
         pool["taint"] = {key: _word(value) if key == "value" else value for key, value in pool["taint"].items()}
     if "name" in pool:
         pool["name"] = _word(pool["name"])
+    if isinstance(pool.get("count"), int) and not isinstance(pool.get("count"), bool):
+        pool["count"] = str(pool["count"])
     return pool
 
 

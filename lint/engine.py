@@ -31,6 +31,7 @@ from numaguard.lint.load.documents import Document, LoadError, expand_lists, pos
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify, object_ref
 from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT, RENDERED_LATER
@@ -83,13 +84,24 @@ class LintResult:
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
                    load_errors: Iterable[LoadError] = (), context: LintContext | None = None,
-                   pool_nodes: dict[str, Any] | None = None) -> LintResult:
+                   pool_nodes: dict[str, Any] | None = None,
+                   node_named_by: dict[str | None, str] | None = None) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file). `context`: a
-    `rule_context(config, node, pool_nodes)` the caller keeps across calls (the webhook: one
-    per worker). `node` is the default node description, `pool_nodes` each pool's by name."""
-    linter = Linter(config=config, selection=selection, node=node, context=context, pool_nodes=pool_nodes)
+    `rule_context(config, node, pool_nodes, node_named_by)` the caller keeps across calls (the
+    webhook: one per worker). `node` is the default node description, `pool_nodes` each pool's
+    by name; `node_named_by` says who named them (`rule_context`)."""
+    linter = Linter(config=config, selection=selection, node=node, context=context, pool_nodes=pool_nodes,
+                    node_named_by=node_named_by)
     linter.lint(documents, load_errors)
     return linter.finish()
+
+
+def collect_references(references: RunReferences, docs: Iterable[Document]) -> None:
+    """Add what these documents (and the items of their Lists) say for other objects of the run."""
+    for doc in docs:
+        if doc.skip is None and isinstance(doc.data, dict):
+            for _, prefix in expand_lists(doc):
+                references.collect(_at(doc.data, prefix), doc.source, _line_of(doc, prefix), (doc.index, prefix))
 
 
 @dataclass
@@ -112,10 +124,15 @@ class Linter:
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None, context: LintContext | None = None,
-                 pool_nodes: dict[str, Any] | None = None) -> None:
+                 pool_nodes: dict[str, Any] | None = None,
+                 node_named_by: dict[str | None, str] | None = None,
+                 references: RunReferences | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
-        self._run = _Run(context or rule_context(config, node, pool_nodes), selection, config.pools_naming)
+        self._run = _Run(context or rule_context(config, node, pool_nodes, node_named_by), selection,
+                         config.pools_naming)
+        if references is not None:
+            self._run.references.merge(references)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
@@ -127,6 +144,7 @@ class Linter:
                 for i, doc in enumerate(documents)]
         run.collect_dropins(docs)
         run.collect_companions(docs)
+        collect_references(run.references, docs)   # a batch's own (stdin, the library, the webhook's object)
         for doc in docs:
             if doc.repeated_keys:
                 run.report_repeated_keys(doc)
@@ -187,6 +205,7 @@ def sort_findings(findings: list[Finding]) -> None:
 
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+_TEMPLATE_GROUP = "template.openshift.io/"
 
 
 def skip_reason(data: Any) -> str | None:
@@ -203,6 +222,9 @@ def skip_reason(data: Any) -> str | None:
     if "$patch" in data:
         return skips.PATCH
     api_version = data.get("apiVersion")
+    if data.get("kind") == "Template" and isinstance(api_version, str) and api_version.startswith(_TEMPLATE_GROUP):
+        # an OpenShift Template: its `objects` take ${PARAMETER} values when `oc process` renders them
+        return skips.TEMPLATE
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
         # Talos' machine configuration and GKE's node system configuration carry kubelet
@@ -211,13 +233,18 @@ def skip_reason(data: Any) -> str | None:
     return None
 
 
-def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | None = None) -> LintContext:
+def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | None = None,
+                 node_named_by: dict[str | None, str] | None = None) -> LintContext:
     """What every check may consult besides its subject, built from the config and the node
     descriptions: `node` is the default one (pools without their own, subjects of no pool),
-    `pool_nodes` each pool's by name. One empty node state per distinct node, built here once."""
+    `pool_nodes` each pool's by name. `node_named_by`: who named them, for the default (key
+    None) and each pool's (`Config.node_namings`: "--node", "node", "poolNode"); a pod
+    simulated on a node the user named is declared for it (`LintContext.node_named_by`). The
+    webhook and `audit` name none. One empty node state per distinct node, built here once."""
     states: dict[int, Any] = {}
+    named_by = node_named_by or {}
 
-    def parts(node: Any) -> dict:
+    def parts(node: Any, key: str | None) -> dict:
         if node is None:
             return {"node": None, "kubelet_config": None, "empty_node_state": None}
         kubelet_config = getattr(node, "kubelet_config", None)
@@ -227,13 +254,14 @@ def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | 
 
             states[id(node)] = empty_state_or_none(node.topology, kubelet_config,
                                                    name=getattr(node, "name", "node"))
-        return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)]}
+        return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)],
+                "node_named_by": named_by.get(key)}
 
     common = {"kubernetes_version": config.kubernetes_version, "scope_all": config.scope_all,
               "carriers": config.pod_carriers}
-    pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node)))
+    pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node), pool.name))
                   for pool in config.pools)
-    return LintContext(**common, **parts(node), pools=pools)
+    return LintContext(**common, **parts(node, None), pools=pools)
 
 
 class _Run:
@@ -246,7 +274,7 @@ class _Run:
         self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
-        self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
+        self.companions: dict[tuple, Document] = {}       # (source, group, kind[, name]) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
         self.rendered_seen: set = set()                   # (file, path) of values NG003 named, per batch
@@ -260,6 +288,7 @@ class _Run:
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
+        self.references = RunReferences()                # what other objects of the run say
 
     def summary_template(self, stage_name: str | None) -> None:
         """Count a template file by the stage that renders it, and keep that stage's hint."""
@@ -305,20 +334,21 @@ class _Run:
         """Pair platform objects with the document of the same file they take as their base
         (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
         schema-checked on its own and judged as part of the carriers built over it."""
-        from numaguard.lint.k8s.platform_registry import companion_kind
+        from numaguard.lint.k8s.platform_registry import companion_keys
 
         wanted = {}
         for d in docs:
             if isinstance(d.data, dict) and isinstance(d.data.get("apiVersion"), str):
-                pair = companion_kind(d.data["apiVersion"], str(d.data.get("kind")))
-                if pair is not None:
-                    wanted[(d.source,) + pair] = True
+                for key in companion_keys(d.data):
+                    wanted[(d.source,) + tuple(key)] = True
         for d in docs:
             if not isinstance(d.data, dict) or not isinstance(d.data.get("apiVersion"), str):
                 continue
-            for (source, group, kind) in wanted:
-                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group):
-                    if self.companions.setdefault((source, group, kind), d) is d:
+            for key in wanted:
+                source, group, kind = key[:3]
+                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group) \
+                        and (len(key) == 3 or _name(d.data) == key[3]):
+                    if self.companions.setdefault(key, d) is d:
                         self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
@@ -370,7 +400,7 @@ class _Run:
         if reason is not None and not kept:
             self.summary.skip(reason)
             return
-        found = classify(data, self.ctx.carriers) if reason is None else None
+        found = classify(data, self.ctx.carriers, self.references) if reason is None else None
         if found is None or found.kind == "skip":
             if kept:
                 self.summary.objects += 1         # judged by a run check only
@@ -394,7 +424,9 @@ class _Run:
             else:
                 self._lint_kubelet(doc, prefix, data, found.ref)
         seen: set = set()                    # one finding per place, however many carriers share it
-        for carrier in found.platforms:
+        # a platform object another one of its file takes as its base is judged through that one
+        owned = found.kind == "platform" and id(doc) in self.owned_companions and not prefix
+        for carrier in () if owned else found.platforms:
             # One object carrying several configurations (node groups): each named by its line.
             label = _label(doc, prefix) if len(found.platforms) == 1 else \
                 _line_label(doc, prefix + carrier.document_path(()))
@@ -411,12 +443,11 @@ class _Run:
 
         # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
         # a pool) gets no NG002 either (README "Which pods are policy-checked").
-        scope, contexts = pod_placement(pod, self.ctx)
+        scope, contexts, declared_by = pod_placement(pod, self.ctx)
         if scope in ("out", "unmanaged"):
             self.summary.unmanaged += scope == "unmanaged"
             return
-        self.summary.assumed_managed += scope == "assumed"
-        prefix = prefix + pod.spec_path
+        self.summary.declare("pods", declared_by)
         problems = pod_schema_violations(pod.spec) + [
             Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
             for name, why in pod.refused_fields if pod.spec.get(name) is not None]
@@ -424,17 +455,18 @@ class _Run:
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:
             for v in problems:
-                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
+                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, _in_document(pod, v), ignores, reason)
             return
         if scope == "validity":
             contexts = (replace(self.ctx, in_pool=False),)
-        # A pod only assumed to be managed (no pool that pods can target is configured) is
-        # told about the policy, not failed on it: its policy findings are warnings at most.
-        cap = Severity.WARNING if scope == "assumed" else None
         rules = [r for r in self.rules("pod") if scope != "validity" or r.id in VALIDITY_RULES]
+        # Simulated on a node description: declared for it when the user named that node
+        # (`--node`, the config's `node:`, the pool's `node:`), whatever the pod's policy tier.
+        named = next((c.node_named_by or "unnamed" for c in contexts if c.node is not None), None)
+        self.summary.declare("numaFit", named if any(r.needs_node for r in rules) else None)
         for rule, v in _judged_in_each(rules, pod, contexts):
-            self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
-                           cap=None if rule.id in VALIDITY_RULES else cap)
+            self._emit_doc(doc, prefix, pod.ref, rule, _in_document(pod, v), ignores, reason,
+                           cap=_pod_cap(scope, rule, named not in (None, "unnamed"), VALIDITY_RULES))
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
@@ -447,10 +479,10 @@ class _Run:
         """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
         as the kubelet reads it: unknown fields are reported (NG002) and dropped, the rest is
         checked; what stops any kubelet applies to every configuration, the pool requirements
-        only to pool configurations (`kubelet_in_pool`)."""
+        only to pool configurations (`kubelet_declaration`)."""
         from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
         from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
-        from numaguard.lint.rules.kubelet import kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_declaration
 
         if id(doc) in self.merged_dropins and not prefix:
             self.summary.objects -= 1             # linted as part of its main configuration
@@ -470,9 +502,10 @@ class _Run:
         effective = merge_kubelet_configs(decoded[0].effective, [d.effective for d in decoded[1:]])
         # The pools it belongs to: those whose kubeletConfigs name the main file or a drop-in.
         pools = tuple(dict.fromkeys(name for part in parts for name in self.pools_naming(part.source)))
-        in_pool = kubelet_in_pool(effective, self.ctx, bool(pools))
+        declared_by = kubelet_declaration(effective, self.ctx, bool(pools))
+        in_pool = declared_by is not None
         ignores = frozenset().union(*(p.ignores for p in parts))
-        for rule, v, cap in self._judge_kubelet(effective, pools, in_pool):
+        for rule, v, cap in self._judge_kubelet(effective, pools, declared_by):
             if len(parts) == 1:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores, cap=cap)
             else:
@@ -487,21 +520,22 @@ class _Run:
         contexts = [c for c in map(self.ctx.pool_context, pools) if c is not None] or [self.ctx]
         return contexts if in_pool else [replace(c, in_pool=False) for c in contexts]
 
-    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], in_pool: bool,
+    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], declared_by: str | None,
                        version: tuple[int, int] | None = None):
         """(rule, violation, cap) for a kubelet configuration: what stops any kubelet for all,
-        the pool requirements for a pool configuration. One held to them only because it shows
-        the intent (`kubelet_assumed`: no declared pool names or selects it, no `scope: all`) is
-        counted, and its policy findings are warnings at most, as for a pod only assumed to be
-        managed; a start-up refusal stays what it is: a validity rule's finding, or a policy
-        rule's that says the kubelet refuses to start (`Violation.refusal`: an unknown policy
-        name, static CPUs with none reserved), but not NG201's for `PodLevelResources: false`
-        with every dependent gate off. `version`: the kubelet's own, when the carrier pins it
-        (a kind node's image), else the run's target."""
-        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_assumed
+        the pool requirements for a pool configuration (`declared_by`, `kubelet_declaration`).
+        One held to them only because it shows the intent through a manager policy ("assumed":
+        no declared pool names or selects it, no `scope: all`, not the PodLevelResourceManagers
+        gate) has its policy findings' default severities lowered to warning, as a pod only
+        assumed to be managed; a start-up refusal stays what it is: a validity rule's finding,
+        or a policy rule's that says the kubelet refuses to start (`Violation.refusal`: an
+        unknown policy name, static CPUs with none reserved), but not NG201's for
+        `PodLevelResources: false` with every dependent gate off. `version`: the kubelet's own,
+        when the carrier pins it (a kind node's image), else the run's target."""
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES
 
-        assumed = kubelet_assumed(config, self.ctx, bool(pools))
-        self.summary.assumed_kubelets += assumed
+        self.summary.declare("kubeletConfigurations", declared_by)
+        assumed, in_pool = declared_by == "assumed", declared_by is not None
         rules = [r for r in self.rules("kubelet") if in_pool or r.id in VALIDITY_RULES]
         contexts = self._contexts(pools, in_pool)
         if version is not None:
@@ -559,16 +593,20 @@ class _Run:
         from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
-        from numaguard.lint.rules.kubelet import kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_declaration
 
+        if carrier.resolve is not None:
+            carrier = carrier.resolve(self.references)   # settings other objects of the run give it
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
             companion = self.companions.get((doc.source,) + tuple(carrier.companion))
-            if companion is not None:
+            if companion is not None and _is_kubelet_config(companion.data):
                 decoded = decode_kubelet_config(companion.data)
                 if decoded.fatal:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
+            elif companion is not None:           # a platform object (an EKS Anywhere machine config)
+                carrier = carrier.rebase(companion.data)
 
         def emit(rule: Rule, v: Violation, place=None, cap: Severity | None = None) -> None:
             # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
@@ -617,15 +655,19 @@ class _Run:
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
         # The pool requirements apply to a configuration of a pool (one over a base numaguard
-        # does not see only when the config names its file), when it shows the intent (a
-        # manager policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or
-        # under scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        # does not see only when the config names its file, or when it shows the intent), when
+        # the PodLevelResourceManagers gate declares it (in whatever layer or flag the carrier
+        # merges), when it shows the intent through a manager policy (assumed; a
+        # PerformanceProfile always sets cpuManagerPolicy static) or under scope: all; what
+        # stops any kubelet applies to every one (`kubelet_declaration`).
         named = self.pools_naming(doc.source)
         selected = tuple(p.pool.name for p in self.ctx.pools
                          if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
         pools = named + selected
-        in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
-        for rule, v, cap in self._judge_kubelet(config, pools, in_pool, carrier.kubernetes_version):
+        declared_by = kubelet_declaration(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known),
+                                          selected=bool(selected))
+        in_pool = declared_by is not None
+        for rule, v, cap in self._judge_kubelet(config, pools, declared_by, carrier.kubernetes_version):
             emit(rule, v, cap=cap)
 
         def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
@@ -714,15 +756,18 @@ class _Run:
               held: tuple | None = None, cap: Severity | None = None) -> None:
         """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
         finding back until the run shows whether its profile has it too (`rendered`); `cap`
-        is the highest severity it may have (a pod or kubelet configuration only assumed to be
-        for a managed pool: warning). A value NG003 names is counted even when NG003 is off."""
+        is the highest default severity it may have (a pod or kubelet configuration only
+        assumed to be for a managed pool: warning). A severity the config sets for the rule
+        (`rules: {NG206: error}`) applies as written, on every tier. A value NG003 names is
+        counted even when NG003 is off."""
         if v.rendered_by is not None:
             counts = self.summary.rendered_values
             counts[v.rendered_by] = counts.get(v.rendered_by, 0) + 1
         if not self.selection.enabled(rule):
             return
-        severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
-        if cap is not None and severity.rank > cap.rank:
+        configured = self.selection.severities.get(rule.id)
+        severity = configured or v.severity or rule.severity
+        if cap is not None and configured is None and severity.rank > cap.rank:
             severity = cap
         suppressed = rule.id in ignores or "all" in ignores
         finding = Finding(
@@ -730,7 +775,7 @@ class _Run:
             remediation=v.remediation or rule.remediation, file=file,
             line=position[0] if position else None, column=position[1] if position else None,
             object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
-            suppress_reason=reason if suppressed else None)
+            suppress_reason=reason if suppressed else None, refusal=v.refusal)
         if held is not None:
             self.rendered.hold(held[0], rule.id, held[1], finding)
             return
@@ -745,6 +790,24 @@ class _Run:
             self.summary.counts[finding.severity.value] += 1
 
 
+def _in_document(pod, v: Violation) -> Violation:
+    """A finding on a pod spec pointed at where the value is written in the document: below
+    the template, or where an assembled part came from (`PodTarget.document_path`)."""
+    path, note = pod.document_path(tuple(v.path))
+    return replace(v, path=path, message=f"{v.message} [{note}]" if note else v.message)
+
+
+def _pod_cap(scope: str, rule: Rule, node_named: bool, validity: frozenset[str]) -> Severity | None:
+    """The highest default severity of a pod finding: a pod only assumed to be managed (no
+    pool that pods can target is configured) is told about the policy, not failed on it, so
+    its policy findings are warnings at most; but what the simulator predicts the kubelet does
+    on a node description the user named (NG301-NG303, every rule that needs a node) keeps its
+    severity: the pod was declared for that node. Validity findings are never lowered."""
+    if scope != "assumed" or rule.id in validity or (rule.needs_node and node_named):
+        return None
+    return Severity.WARNING
+
+
 def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):
     """(rule, violation) for every rule in every context (a subject of several pools is judged
     against each pool's node description); a violation found in two contexts is given once."""
@@ -756,6 +819,11 @@ def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintCont
                 if key not in seen:
                     seen.add(key)
                     yield rule, v
+
+
+def _name(data: dict) -> Any:
+    meta = data.get("metadata")
+    return meta.get("name") if isinstance(meta, dict) else None
 
 
 def _own_annotations(data: dict) -> dict[str, str]:
@@ -779,6 +847,12 @@ def _label(doc: Document, prefix: Path) -> str:
     line = position_of(doc.data, prefix + ("kind",)) if prefix else None
     line = line[0] if line else doc.line
     return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
+
+
+def _line_of(doc: Document, prefix: Path) -> int | None:
+    """The line a document (or a List item of it) starts on."""
+    found = position_of(doc.data, prefix + ("kind",)) if prefix else None
+    return found[0] if found else doc.line
 
 
 def _line_label(doc: Document, path: Path) -> str:

@@ -75,7 +75,7 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              lazy_commands={"simulate": "numaguard.lint.cli.numa:simulate", "node": "numaguard.lint.cli.numa:node",
                             "audit": "numaguard.lint.cli.audit:audit", "webhook": "numaguard.lint.cli.webhook:webhook",
-                            "export": "numaguard.lint.cli.export:export"})
+                            "export": "numaguard.lint.cli.export:export", "plan": "numaguard.lint.cli.plan:plan"})
 @click.version_option(package_name="numaguard")
 def main() -> None:
     """Keep workloads and kubelets ready for Kubernetes pod-level resource managers."""
@@ -125,7 +125,8 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
     rules = frozenset(rule for rule in FIXES if chosen.enabled(rules_by_id()[rule]))
     node, pool_nodes, _ = load_nodes(node_path, config)
     settings = FixSettings(config=config, selection=Selection(severities=config.severities),
-                           context=rule_context(config, node, pool_nodes), rules=rules, node=node)
+                           context=rule_context(config, node, pool_nodes, config.node_namings(node_path)),
+                           rules=rules, node=node)
     try:
         files = list(input_files(list(paths), config.exclude, dependencies=config.lint_dependencies))
     except FileNotFoundError as e:

@@ -6,6 +6,7 @@
                            [--pods FILE] [--timeout 10] [--kubernetes-version 1.37]
                            [--processes [--sample 5s] [--max-remote-memory 10] [--threads 5]]
                            [--format text|json|sarif|policyreport|html]
+    numaguard node agent [--root /] [--listen :9477] [--min-interval 1s] [...the sources of inspect]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -24,17 +25,14 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
-def _load_pods(paths: tuple[str, ...], carriers) -> list:
-    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
-    templates of an object that holds several are told apart by their path (a mapping ref
-    with "template": `spec.replicatedJobs[1].template.spec.template`).
-
-    A broken file or document is reported on stderr and skipped; the other pods still play
-    out (the order of the rest is kept)."""
+def carried_objects(paths: tuple[str, ...], carriers, problem=None):
+    """Every object of the files that carries pod templates, in order, as (where, object,
+    Classified); `where` is "file:line". A broken file or document is reported (on stderr,
+    or to `problem(line)`) and skipped; the other objects still come."""
     from numaguard.lint.load.documents import expand_lists, load_paths
     from numaguard.lint.objects import classify
 
-    pods = []
+    report = problem or (lambda line: click.echo(f"numaguard: {line}", err=True))
     try:
         loaded = list(load_paths(paths))
     except FileNotFoundError as exc:
@@ -42,7 +40,7 @@ def _load_pods(paths: tuple[str, ...], carriers) -> list:
     for source, documents, errors in loaded:
         for error in errors:
             where = f":{error.line}" if error.line else ""
-            click.echo(f"numaguard: skipped {error.source}{where}: {error.message}", err=True)
+            report(f"skipped {error.source}{where}: {error.message}")
         for doc in documents:
             if doc.skip is not None:          # a template, a kustomize patch, not an object
                 continue
@@ -53,11 +51,30 @@ def _load_pods(paths: tuple[str, ...], carriers) -> list:
                 if not isinstance(data, dict):
                     continue
                 found = classify(data, carriers)
-                for pod in found.pods:
-                    ref = found.ref if len(found.pods) == 1 else {
-                        "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
-                        "template": pod.template_path}
-                    pods.append((ref, {"spec": pod.spec}))
+                if found.pods:
+                    yield f"{doc.source}:{_line_of(data, doc.line)}", data, found
+
+
+def _line_of(data, default: int) -> int:
+    """The line of the object's first field (a List item starts below its document)."""
+    marks = getattr(data, "marks", None)
+    return min((line for line, _column in marks.values()), default=default) if marks else default
+
+
+def _load_pods(paths: tuple[str, ...], carriers) -> list:
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
+    templates of an object that holds several are told apart by their path (a mapping ref
+    with "template": `spec.replicatedJobs[1].template.spec.template`).
+
+    A broken file or document is reported on stderr and skipped; the other pods still play
+    out (the order of the rest is kept)."""
+    pods = []
+    for _where, _data, found in carried_objects(paths, carriers):
+        for pod in found.pods:
+            ref = found.ref if len(found.pods) == 1 else {
+                "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
+                "template": pod.template_path}
+            pods.append((ref, {"spec": pod.spec}))
     return pods
 
 
@@ -185,15 +202,29 @@ class Duration(click.ParamType):
         return seconds
 
 
+def kubelet_sources(command):
+    """The options naming where a node command finds the node and the kubelet's state (node
+    inspect, node agent)."""
+    for option in reversed((
+            click.option("--root", default="/", show_default=True,
+                         help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod)."),
+            click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
+                         help="The kubelet's state directory (cpu_manager_state, memory_manager_state)."),
+            click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock",
+                         show_default=True, help="The kubelet's PodResources API socket."))):
+        command = option(command)
+    return command
+
+
 @node.command(name="inspect")
-@click.option("--root", default="/", show_default=True,
-              help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
-@click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
-              help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
-@click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
-              help="The kubelet's PodResources API socket.")
+@kubelet_sources
+@click.option("--sysfs", "sysfs_root", type=click.Path(file_okay=False),
+              help="Where the node's /sys is (default: ROOT/sys): the machine the checkpoints are compared with.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
-              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml).")
+              help="The KubeletConfiguration to judge (default: the node's own, ROOT/var/lib/kubelet/config.yaml). "
+                   "Give a NEW one before rolling it out: the report says whether the kubelet restarts with it and "
+                   "what happens to the running pods' CPUs and memory (compared with the checkpoints and the "
+                   "node's own configuration).")
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
@@ -217,10 +248,12 @@ class Duration(click.ParamType):
               default="text", show_default=True,
               help="sarif, policyreport and html carry the findings (html: with the node's NUMA map and, with "
                    "--processes, where each container's memory is).")
-def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
-                    processes, sample, max_remote, hottest, fmt) -> None:
+def inspect_command(root, sysfs_root, state_dir, socket_path, kubelet_config, pods_path, timeout,
+                    kubernetes_version, processes, sample, max_remote, hottest, fmt) -> None:
     """Compare what each container got (PodResources API) with the checkpoints and the simulator,
-    and with --processes with what the kernel enforces and where the application runs.
+    and with --processes with what the kernel enforces and where the application runs; and say
+    whether the kubelet restarts with the configuration (--kubelet-config) and what that does
+    to the running pods.
 
     Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
     error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a
@@ -236,7 +269,7 @@ def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, tim
         raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
     options = ProcessOptions(sample=sample, max_remote=max_remote / 100, hottest=hottest) if processes else None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path, timeout=timeout, version=version, processes=options)
+                          pods=pods_path, timeout=timeout, version=version, processes=options, sysfs=sysfs_root)
     if fmt == "text":
         click.echo(render_text(report), nl=False)
         raise SystemExit(report.exit_code)
@@ -257,6 +290,54 @@ def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, tim
     raise SystemExit(report.exit_code)
 
 
+@node.command(name="agent")
+@kubelet_sources
+@click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
+              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml): where the kubelet "
+                   "puts the pods' cgroups (cgroupRoot, cgroupsPerQOS).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds a scrape waits for the PodResources API.")
+@click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,
+              help="The kubelet's minor version: how it reads its checkpoints.")
+@click.option("--listen", default=":9477", show_default=True,
+              help="Address to serve /metrics and /healthz on: HOST:PORT, [IPv6]:PORT or :PORT (port 0: any free).")
+@click.option("--min-interval", "min_interval", type=Duration(), default="1s", show_default=True,
+              help="Scrapes closer together than this get the previous answer.")
+def agent_command(root, state_dir, socket_path, kubelet_config, timeout, kubernetes_version, listen,
+                  min_interval) -> None:
+    """Serve, for Prometheus, each container's alignment (cpuset against its assignment, threads
+    outside its CPUs), memory locality, faults, CPU throttling, pressure and run-queue delay, and
+    the node's NUMA counters and shared pool. Runs until SIGTERM; exit 2 on a bad option or an
+    address that cannot be bound. README: "The node agent"."""
+    import sys
+
+    from numaguard.lint.cli.agent_server import parse_listen, serve
+    from numaguard.lint.config import ConfigError, parse_version
+    from numaguard.lint.node.agent import NodeAgent
+    from numaguard.lint.node.inventory import Inventory
+
+    try:
+        version = parse_version(kubernetes_version)
+        parse_listen(listen)
+    except ConfigError:
+        raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
+    except ValueError as exc:
+        raise UsageProblem(f"--listen: {exc}") from None
+
+    def log(line: str) -> None:
+        print(f"numaguard node agent: {line}", file=sys.stderr, flush=True)
+
+    inventory = Inventory(root, state_dir, socket_path, kubelet_config, timeout, version)
+    agent = NodeAgent(inventory, root, min_interval=min_interval, log=log)
+    agent.collect()                      # the first look: what is missing is logged before any scrape
+    try:
+        serve(agent, listen, log)
+    except OSError as exc:
+        raise UsageProblem(f"--listen {listen}: {exc.strerror or exc}") from None
+    finally:
+        inventory.close()
+
+
 COMMANDS = (simulate, node)
 
-__all__ = ["simulate", "node", "capture", "inspect_command", "COMMANDS"]
+__all__ = ["simulate", "node", "capture", "inspect_command", "agent_command", "COMMANDS"]
