@@ -218,8 +218,9 @@ def test_the_summary_counts_rendered_files_and_values_per_stage(tmp_path):
         "files": {"documentation placeholder": 1}, "values": {"${VAR} substitution": 1, "cloud-init Jinja": 1}}
     assert (report["summary"]["info"], report["summary"]["error"]) == (2, 0)
     text = run_cli("lint", ".", cwd=tmp_path).stdout.splitlines()
-    assert text[-3:-1] == [
+    assert text[-4:-2] == [
         "note: 1 template file(s) skipped (documentation placeholder 1); fill in the placeholders, or exclude sample "
         "folders (`exclude:` in .numaguard.yaml)",
         "note: 2 value(s) that another program renders first were not judged (${VAR} substitution 1, cloud-init "
         "Jinja 1); each is an NG003 info saying which program and how to lint what it renders"]
+    assert text[-2] == "tiers: 1 pod(s) declared by numaguard.io/scope: managed"
