@@ -737,7 +737,7 @@ class _Run:
         """For a finding on a value another program renders first (an expression of one of
         `stages`): the NG003 info that replaces it, `_SEEN` when NG003 already named that value,
         else None (the finding stands). Findings on other values, and on no value, stand."""
-        if rule.id in (INVALID_DOCUMENT.id, RENDERED_LATER.id):
+        if rule.id == RENDERED_LATER.id:
             return None
         if isinstance(value, str) and "\n" in value.strip():
             return None                 # an embedded document (a patch): judged line by line

@@ -224,3 +224,40 @@ def test_the_summary_counts_rendered_files_and_values_per_stage(tmp_path):
         "note: 2 value(s) that another program renders first were not judged (${VAR} substitution 1, cloud-init "
         "Jinja 1); each is an NG003 info saying which program and how to lint what it renders"]
     assert text[-2] == "tiers: 1 pod(s) declared by numaguard.io/scope: managed"
+
+
+# --- slips: each test fails on one realistic fault ------------------------------------------------
+
+def test_a_list_item_substituted_later_is_not_judged_and_a_plain_string_item_is_refused():
+    text = "apiVersion: v1\nkind: List\nitems:\n- ${POD}\n- plain\n"
+    assert [r[:4] for r in _rows(_lint(text))] == [("NG003", "info", 4, 3), ("NG001", "error", 5, 3)]
+
+
+KIND_PATCH = """\
+apiVersion: kind.x-k8s.io/v1alpha4
+kind: Cluster
+nodes:
+- role: worker
+  kubeadmConfigPatches:
+  - |
+    kind: KubeletConfiguration
+    ${EXTRA_KUBELET_SETTINGS}
+"""
+
+
+def test_a_kind_patch_that_parses_only_once_substituted_is_an_info_a_broken_one_kinds_refusal():
+    assert _rows(_lint(KIND_PATCH)) == [
+        ("NG003", "info", 6, 5, "kubeadmConfigPatches[0] holds `${EXTRA_KUBELET_SETTINGS}` (${VAR} substitution): "
+                                "clusterctl generate cluster, envsubst or Flux's postBuild substitution fills it in "
+                                "before the object is applied; not judged")]
+    broken = KIND_PATCH.replace("${EXTRA_KUBELET_SETTINGS}", "cpuManagerPolicy static")
+    assert _rows(_lint(broken)) == [
+        ("NG002", "error", 6, 5, "kind fails to parse this patch: line 3: while scanning a simple key: could not "
+                                 "find expected ':'")]
+
+
+def test_a_one_line_block_scalar_substituted_later_is_a_value_not_an_embedded_document():
+    text = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+            "featureGates: {PodLevelResourceManagers: true}\ncpuManagerPolicy: |\n  ${CPU_POLICY}\n")
+    rows = [r[:4] for r in _rows(_lint(text))]
+    assert ("NG003", "info", 4, 19) in rows and not any(r[0] == "NG203" for r in rows)

@@ -67,3 +67,9 @@ def test_a_suppression_comment_covers_it_and_fix_leaves_the_file_alone(tmp_path)
     run = run_cli("fix", "pod.yaml", cwd=tmp_path)
     assert 'NG001 left alone: a part of the file cannot be read (mapping key "labels"' in run.stderr
     assert (tmp_path / "pod.yaml").read_text() == POD
+
+
+def test_a_skipped_mapping_with_a_repeated_key_keeps_the_line_it_starts_on():
+    from numaguard.lint.load.documents import load_text
+    docs, errors = load_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n# values\nx: 1\nx: 2\n", "v.yaml")
+    assert errors == [] and [(d.skip, d.line) for d in docs] == [(None, 1), ("not-kubernetes", 6)]
