@@ -51,7 +51,7 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     hint = s.render_hint()
     if hint:
         out.append(f"note: {hint}")
-    for note in (s.dangling_note(), s.unwalked_note()):
+    for note in (s.rendered_note(), s.dangling_note(), s.unwalked_note()):
         if note:
             out.append(f"note: {note}")
     tiers = s.tiers_line()
