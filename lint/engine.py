@@ -30,7 +30,7 @@ from numaguard.lint.load.later_stages import FILE_STAGES, VALUE_STAGES, LaterSta
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify, object_ref
-from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.platforms.registry import kindless_reader
 from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
@@ -228,7 +228,7 @@ def skip_reason(data: Any) -> str | None:
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
         # Talos' machine configuration and GKE's node system configuration carry kubelet
-        # settings without a kind (numaguard.lint.k8s.platform_registry)
+        # settings without a kind (numaguard.lint.platforms.registry)
         return None if kindless_reader(data) is not None else skips.NOT_KUBERNETES
     return None
 
@@ -334,7 +334,7 @@ class _Run:
         """Pair platform objects with the document of the same file they take as their base
         (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
         schema-checked on its own and judged as part of the carriers built over it."""
-        from numaguard.lint.k8s.platform_registry import companion_keys
+        from numaguard.lint.platforms.registry import companion_keys
 
         wanted = {}
         for d in docs:
@@ -587,12 +587,12 @@ class _Run:
         refuses, the schema check on what the user wrote, then the kubelet rules on the
         effective configuration, each finding pointed at the place the value came from (the
         platform object's own field, the argument, the line inside an embedded patch, or the
-        companion document) and told in the platform's terms (`numaguard.lint.k8s.platforms`).
+        companion document) and told in the platform's terms (`numaguard.lint.platforms.carrier`).
         It belongs to the pools whose kubeletConfigs name its file and to those whose nodes it
         selects (`carrier.nodes`, `PoolSettings.selected_by`)."""
         from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
-        from numaguard.lint.k8s.platforms import drop_paths
+        from numaguard.lint.platforms.carrier import drop_paths
         from numaguard.lint.rules.kubelet import kubelet_declaration
 
         if carrier.resolve is not None:

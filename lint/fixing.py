@@ -337,7 +337,7 @@ def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path
 def carrier_refusal(carrier: Any, rule: str) -> str | None:
     """Why a kubelet setting in this platform object is not rewritten, or None when it is
     written in the carrier's own mapping (decided per carrier, conservatively)."""
-    from numaguard.lint.k8s.platforms import OPENSHIFT_GATES_FIX
+    from numaguard.lint.platforms.openshift_base import OPENSHIFT_GATES_FIX
 
     name = carrier.platform
     reservation = rule in ("NG204", "NG208")

@@ -1,11 +1,11 @@
 """kind `Cluster`: the kubelet every node starts with, from kind's generated kubeadm
-configuration and the Cluster's and nodes' kubeadmConfigPatches (lint/k8s/platform_kind.py).
+configuration and the Cluster's and nodes' kubeadmConfigPatches (lint/platforms/kind.py).
 Findings point at the line inside the patch string. Real configs under tests/fixtures/carriers/."""
 from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.k8s.platform_kind import kind_cluster
+from numaguard.lint.platforms.kind import kind_cluster
 
 from conftest import FIXTURES, finding_rows, lint_text
 
