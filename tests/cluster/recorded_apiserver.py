@@ -11,7 +11,9 @@ staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go and recorded answers):
   is honoured for `key=value[,key=value]`.
 * `GET /api/v1/nodes/NAME/proxy/configz`: the kubelet's `{"kubeletconfig": {...}}`, or the
   proxy's 503 `Status` ("error trying to reach service: dial tcp ...: connect: connection
-  refused", apimachinery pkg/util/proxy/transport.go).
+  refused", apimachinery pkg/util/proxy/transport.go), or, for a node deleted after the nodes
+  list was read (`Scenario.deleted`), the 404 `Status` of the Node lookup the node proxy makes
+  first (pkg/registry/core/node/rest/proxy.go: `nodes "NAME" not found`, details kind nodes).
 * `GET /apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies`: the list, or, when the
   CRD is not installed, the 404 `Status` "the server could not find the requested resource".
 * Authentication: `Authorization: Bearer <token>`; an unknown token gets the 401 `Status`
@@ -166,6 +168,7 @@ class Scenario:
     # When set: the (verb, resource) pairs a ClusterRole grants; anything else is a 403.
     allowed: set[tuple[str, str]] | None = None
     faults: list[Fault] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)    # nodes deleted after the nodes list was read
     requests: list[str] = field(default_factory=list)
     request_times: list[tuple[float, str]] = field(default_factory=list)   # (time.monotonic(), path)
     stopping: threading.Event = field(default_factory=threading.Event)   # ends every Hang
@@ -283,11 +286,15 @@ class _Handler(BaseHTTPRequestHandler):
             if "nodes/proxy" in denied:
                 return self._send(403, forbidden(user, "get", "nodes", subresource="proxy", name=name))
             answer = sc.fault_for(path, 1)
-            if answer is None:
-                answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
-            if answer is None:
+            if name in sc.deleted or (answer is None and not callable(sc.nodes) and not hasattr(sc.nodes, "page")
+                                      and name not in {n["metadata"]["name"] for n in sc.nodes}):
+                # pkg/registry/core/node/rest/proxy.go: the node is looked up before proxying
                 return self._send(404, status(404, "NotFound", f'nodes "{name}" not found',
                                               {"name": name, "kind": "nodes"}))
+            if answer is None:
+                answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
+            if answer is None:        # a node whose kubelet is not running
+                return self._send(503, proxy_unreachable("10.0.0.99"))
             return self._configz(answer)
         if path == NRT_PREFIX:
             if sc.nrts is None:

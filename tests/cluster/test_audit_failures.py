@@ -87,7 +87,7 @@ def test_a_500_that_persists_makes_the_audit_incomplete_not_empty(healthy_apiser
     text = run.stdout.splitlines()
     assert text[-2:] == [
         "incomplete: not read: the pods list after its first 2 pods",
-        "9 file(s), 9 object(s) checked, 0 skipped, 0 opted out: 13 error(s), 1 warning(s), 0 info, 0 suppressed"]
+        "9 file(s), 9 object(s) checked, 0 skipped, 0 opted out: 13 error(s), 1 warning(s), 2 info, 0 suppressed"]
 
 
 def test_a_500_on_the_nodes_list_is_said_and_the_pods_are_still_judged(healthy_apiserver):
