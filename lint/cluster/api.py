@@ -236,6 +236,11 @@ class Cluster:
         method, url, headers, _body, _post = api.param_serialize(
             "GET", path, query_params=query, header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"])
+        if "authorization" in headers:
+            # A token file is read as client-go reads it, without the whitespace around the
+            # token (transport/token_source.go fileTokenSource.Token, strings.TrimSpace); the
+            # Python client would send a `tokenFile`'s trailing newline, which http.client refuses.
+            headers["authorization"] = headers["authorization"].strip()
         response = api.call_api(method, url, header_params=headers, _request_timeout=timeout)
         return response.status, response.read(), dict(response.getheaders() or {})
 
