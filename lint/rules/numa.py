@@ -146,10 +146,9 @@ def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
       whole cores (NG209), and which CPUs the static policy hands out (the NUMA map,
       full-pcpus-only), rest on that: on a machine that numbers siblings next to each other
       (0 and 1) a set NG209 accepts splits cores, and one it flags does not.""",
-      remediation="""Check the numbering on one node of the pool (`lscpu -p=CPU,CORE,NODE`, or
-      `numaguard node inspect`, which reads /sys) and describe the pool with that lscpu output
-      (`--node`, config `node:`) instead of the NodeResourceTopology; or turn NG425 off once
-      checked (`rules: {NG425: off}`).""")
+      remediation="""Check the numbering on one node (`lscpu -p=CPU,CORE,NODE` or `numaguard node
+      inspect`), describe the pool with that lscpu output (`--node`, config `node:`), or turn
+      NG425 off once checked (`rules: {NG425: off}`).""")
 def cpu_numbering_assumed(kc: dict, ctx: LintContext) -> Iterable[Violation]:
     from numaguard.lint.k8s import kubelet as kcfg
     node = ctx.node
