@@ -51,6 +51,7 @@ def create_app(settings: WebhookSettings) -> Flask:
     # Explicit paths: `numaguard` is a namespace package, which Flask cannot locate by name.
     app = Flask(__name__, root_path=here, instance_path=here)
     metrics = Metrics()
+    metrics.cache_budget.set(settings.policy.cache.budget)
     _warm_up(settings)
     log_lock = threading.Lock()
 

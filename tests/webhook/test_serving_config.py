@@ -109,3 +109,18 @@ def test_numbers_given_as_numbers_read_as_written():
     """A dict given to config_from_dict directly (or a YAML 1.1 parser's floats) reads like the file."""
     config = config_from_dict({"webhook": {"tlsMinVersion": 1.3, "timeouts": {"body": 2, "idle": 30.5}}})
     assert config.webhook_serving == {"tlsMinVersion": "1.3", "timeouts": {"body": "2", "idle": "30.5"}}
+
+
+@pytest.mark.parametrize("written, budget", [("8Mi", 8 * 2**20), ("512Ki", 512 * 2**10), ("1Gi", 2**30),
+                                             ("3000000", 3_000_000)])
+def test_webhook_cache_bytes_is_the_budget_the_real_server_caches_within(tmp_path, written, budget):
+    """`webhook.cacheBytes` read by `serve` itself, in binary units (8Mi is 8 x 2^20 bytes),
+    as each worker's findings cache budget: the metric adds up the live workers'."""
+    srv = start_server(tmp_path, "--workers", "2", "--threads", "2", "--shutdown-delay", "0",
+                       config=CONFIG + f"  cacheBytes: {written}\n")
+    try:
+        metrics = srv.request("GET", "/metrics")[2].decode()
+    finally:
+        assert srv.stop() == 0
+    [value] = [line.split()[1] for line in metrics.splitlines() if line.startswith("numaguard_webhook_cache_budget_bytes ")]
+    assert float(value) == 2 * budget
