@@ -3,7 +3,8 @@
 `numaguard webhook serve` runs with the shipped Deployment's workers and threads and its
 config (deploy/webhook/base). `--connections` clients each open a connection and send the
 head of a 5 MiB AdmissionReview and all of its body but the last byte (tests/webhook/
-held_bodies.py), then hold; then each sends its last byte and reads its answer. The server's
+held_bodies.py), then hold (the server gives bodies 120 s, so none is cut short by its
+deadline); then each sends its last byte and reads its answer. The server's
 memory (master + workers, /proc) is read idle, while the bodies are held, at its peak (VmHWM
 over the whole attack) and 2 s after the burst. The same attack on the allow-all route
 `POST /bench/allow` (same TLS, front and JSON parsing, no judging) on a fresh server is the
@@ -40,7 +41,10 @@ def deployment_memory_limit_mib() -> float:
 
 def attack(config: str, layout: list[str], path: str, connections: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_server(Path(tmp), *layout, "--shutdown-delay", "0", "--bench-route", config=config)
+        # --body-timeout 120 (the Deployment's is 5): every body is held until its last byte,
+        # however slowly the clients open, which is the worst case for memory
+        server = start_server(Path(tmp), *layout, "--shutdown-delay", "0", "--bench-route", "--body-timeout", "120",
+                              config=config)
         try:
             settle()
             idle = memory(server.proc.pid)
