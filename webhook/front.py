@@ -166,12 +166,12 @@ class _Tally:
 class Front:
     """Serves the connections of one worker (one asyncio loop)."""
 
-    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int, max_connections: int = 1024,
+    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int, body_budget: int, max_connections: int = 1024,
                  dropped: Callable[[str, str], None] = lambda role, reason: None,
-                 log: logging.Logger | None = None, body_budget: int | None = None) -> None:
+                 log: logging.Logger | None = None) -> None:
         self.app, self.timeouts, self.max_body = app, timeouts, max_body
         self.max_connections = max_connections
-        self.budget = BodyBudget(body_budget if body_budget is not None else 8 * max_body)
+        self.budget = BodyBudget(body_budget)
         self.dropped = dropped                  # (role, reason): a connection closed without a request
         self.log = log or logging.getLogger("numaguard.webhook.front")
         self._given_up: dict[tuple[str, str], _Tally] = {}

@@ -77,8 +77,8 @@ class FrontWorker(Worker):
         loop.add_signal_handler(signal.SIGTERM, stopped.set)
         for quick in (signal.SIGINT, signal.SIGQUIT):
             loop.add_signal_handler(quick, lambda: (graceful.clear(), stopped.set()))
-        front = Front(self.wsgi, options.timeouts, options.max_body, options.max_connections,
-                      dropped=dropped_connections(), log=self.log, body_budget=options.body_budget)
+        front = Front(self.wsgi, options.timeouts, options.max_body, options.body_budget, options.max_connections,
+                      dropped=dropped_connections(), log=self.log)
         pools = {REVIEW: ThreadPoolExecutor(options.threads, thread_name_prefix="review"),
                  PROBE: ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probe")}
         servers = []

@@ -423,8 +423,6 @@ def connect(kubeconfig: str | None = None, context: str | None = None, *,
 def _api_client(config_file: str, context: str | None, pool_size: int) -> Any:
     """A fresh ApiClient from the kubeconfig files (os.pathsep-joined), or the service account
     when there are none. Raises ClusterError."""
-    import logging
-
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
