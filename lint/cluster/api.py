@@ -304,16 +304,17 @@ class Cluster:
             return on_retry_after_error(backoff, attempt_is_retriable, lambda: self.get_json(path, query),
                                         sleep_func=wait)
         except _WaitRefused as refused:
-            refused.error.gave_up = refused.why
+            refused.error.gave_up = str(refused)
             raise refused.error from None
 
 
 class _WaitRefused(Exception):
-    """A retry not made: the wait before it is more than the request or the audit may wait."""
+    """A retry not made: the wait before it is more than the request or the audit may wait
+    (why, in words); `error` is what the last attempt met."""
 
     def __init__(self, error: Exception, why: str) -> None:
         super().__init__(why)
-        self.error, self.why = error, why
+        self.error = error
 
 
 def list_retriable(exc: Exception) -> bool:

@@ -325,3 +325,19 @@ def test_a_nodes_list_whose_api_server_goes_away_after_two_pages_is_incomplete_n
         r"read either", lines[0]), lines[0]
     assert lines[-1].startswith("numaguard: audit incomplete: not read: the nodes list after its first 2 nodes; ")
     assert [n["name"] for n in json.loads(run.stdout)["nodes"]] == ["numa-node-1", "numa-node-2"]
+
+
+def test_an_exec_plugin_that_fails_at_the_start_is_one_line_exit_2(healthy_apiserver, tmp_path):
+    """The Python client logs a failed plugin and goes on without credentials (its requests
+    then refused): the audit says why in one line, as kubectl would."""
+    plugin = tmp_path / "broken-helper.py"
+    plugin.write_text("import sys\nsys.stderr.write('no SSO session\\n')\nsys.exit(1)\n")
+    kc = healthy_apiserver.kubeconfig(name="kc-broken", user={"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable, "args": [str(plugin)],
+        "interactiveMode": "Never"}})
+    run = audit(healthy_apiserver, "--format", "json", kubeconfig=kc)
+    assert run.returncode == 2
+    [line] = run.stderr.strip().splitlines()
+    assert line.startswith("Error: kubeconfig: no credentials: exec: process returned 1. ")
+    assert "no SSO session" in line
+    assert not healthy_apiserver.scenario.requests

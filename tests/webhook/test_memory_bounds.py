@@ -190,3 +190,32 @@ def test_a_head_of_64_kib_is_read_and_one_byte_more_is_431(budget_server, size, 
     if status == 431:
         assert json.loads(payload) == {"error": "bad-request", "message": "the request head (request line and "
                                        "headers) is over 65,536 bytes"}
+
+
+# ------------------------------------------------------------------------------ in process
+
+def test_the_body_is_handed_over_without_a_copy_and_read_in_parts_as_a_file_is():
+    from numaguard.webhook.front import _Body
+
+    data = bytearray(b'{"kind": "AdmissionReview"}')
+    whole = _Body(data, timed_out=False)
+    assert whole.read() is data                       # all of it at once: the buffer itself
+    parts = _Body(data, timed_out=False)
+    assert (parts.read(8), parts.read(None), parts.read()) == (b'{"kind":', b' "AdmissionReview"}', b"")
+    into = _Body(data, timed_out=False)
+    buffer = bytearray(5)
+    assert (into.readinto(buffer), bytes(buffer)) == (5, b'{"kin')
+    with pytest.raises(TimeoutError):
+        _Body(data, timed_out=True).read()
+
+
+def test_a_body_budget_that_is_not_a_byte_count_is_refused_in_one_line(tmp_path):
+    import subprocess
+
+    from .conftest import NUMAGUARD
+
+    run = subprocess.run([*NUMAGUARD, "webhook", "serve", "--cert", "c", "--key", "k", "--body-budget", "1.5Mi"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    assert run.stderr.splitlines()[-1] == ("Error: Invalid value for '--body-budget': '1.5Mi' is not a byte count "
+                                           "above zero (e.g. 32Mi, 33554432)")
