@@ -96,7 +96,8 @@ def test_every_format_says_what_was_not_read(healthy_apiserver):
     # text: on the node's line and above the summary
     text = (folder / "out.txt").read_text().splitlines()
     assert f"node/numa-node-3: 0 pod(s), free CPUs NUMA 0 64; kubelet configuration not read: {REFUSED_NODE_3}" in text
-    assert text[-2] == "incomplete: not read: the pods list after its first 2 pods; the kubelet configuration of 1 node (numa-node-3)"
+    assert text[-3:-1] == ["incomplete: not read: the pods list after its first 2 pods; the kubelet configuration of 1 "
+                           "node (numa-node-3)", "tiers: 2 kubelet configuration(s) declared by a pool"]
 
     # HTML: said under the counts, and the node is "not read", never healthy
     page = (folder / "out.html").read_text()
