@@ -20,7 +20,7 @@ from typing import Any
 
 from numaguard.lint.carriers import KSERVE_MODEL_FIELDS, Guard, PodCarrier
 from numaguard.lint.k8s.kserve import find_runtime, merged_llm_spec, predictor_with_runtime
-from numaguard.lint.model import ObjectRef, Path
+from numaguard.lint.model import ObjectRef, Path, items
 from numaguard.lint.objects import PodTarget, Relocated, api_group
 
 _PREDICTOR: Path = ("spec", "predictor")
@@ -49,7 +49,7 @@ def inference_service_pods(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods:
         spec, from_runtime = predictor_with_runtime(predictor, model_field, runtime)
         at = pod.spec_path + (model_field,) + (("runtime",) if "runtime" in model else ())
         note = f"from {runtime.kind} {runtime.name} ({runtime.where})"
-        own = [c for c in predictor.get("containers") or [] if isinstance(c, dict)]
+        own = [c for c in items(predictor.get("containers")) if isinstance(c, dict)]
         first_own = len(spec["containers"]) - len(own)
         relocated = [Relocated(("containers", 0), pod.spec_path + (model_field,)),
                      *(Relocated(("containers", first_own + i), pod.spec_path + ("containers", i))
@@ -64,7 +64,7 @@ def llm_inference_service_pods(doc: dict, ref: ObjectRef, carrier: PodCarrier, p
     """The pod specs over the LLMInferenceServiceConfigs of `baseRefs` the run holds (all of
     them: with one missing the merge is not known, and the service's own specs are judged)."""
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
-    names = [r.get("name") for r in spec.get("baseRefs") or () if isinstance(r, dict)]
+    names = [r.get("name") for r in items(spec.get("baseRefs")) if isinstance(r, dict)]
     if not names or references is None:
         return pods, []
     configs = [references.get("llm-configs", (ref.namespace, n)) for n in names]
@@ -118,13 +118,13 @@ def appwrapper_declared(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods: li
     spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
     problems = []
     out = list(pods)
-    for i, component in enumerate(spec.get("components") or ()):
+    for i, component in enumerate(items(spec.get("components"))):
         if not isinstance(component, dict) or not isinstance(component.get("template"), dict):
             continue
         template = component["template"]
         if (api_group(template.get("apiVersion")), template.get("kind")) in inferred:
             continue
-        for j, pod_set in enumerate(component.get("podSets") or ()):
+        for j, pod_set in enumerate(items(component.get("podSets"))):
             text = pod_set.get("path") if isinstance(pod_set, dict) else None
             where: Path = ("spec", "components", i, "podSets", j, "path")
             path = _declared_path(text)

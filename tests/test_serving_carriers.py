@@ -218,6 +218,14 @@ spec:
         ".field or [N] steps)"]
 
 
+@pytest.mark.parametrize("components", ["1.5", '"abc"', "{podSets: 1}", "[{podSets: 2.5, template: {kind: X}}]"])
+def test_an_appwrapper_whose_lists_are_not_lists_is_judged_without_a_crash(components):
+    """The fuzzed webhook found `components: 1.5` raising TypeError in the declared pod sets."""
+    found, _result = _lint(f"apiVersion: workload.codeflare.dev/v1beta2\nkind: AppWrapper\nmetadata: {{name: aw}}\n"
+                           f"spec:\n  components: {components}\n")
+    assert all(rule == "NG002" for rule, *_rest in found), found
+
+
 # -- the webhook ---------------------------------------------------------------------------------
 
 def test_the_webhook_is_sent_the_new_kinds_by_their_crds_resources():

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from numaguard.lint.k8s.platforms import plain_copy as _plain
-from numaguard.lint.model import Path
+from numaguard.lint.model import Path, items
 
 MODEL_CONTAINER = "kserve-container"      # constants.InferenceServiceContainerName
 TRANSFORMER_CONTAINER = "transformer-container"
@@ -68,7 +68,7 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
 def merge_runtime_container(runtime: dict, isvc: dict) -> dict:
     """MergeRuntimeContainers: the InferenceService's container over the runtime's, args joined."""
     merged = strategic_merge(runtime, {k: v for k, v in isvc.items() if k != "args"})
-    args = [*(runtime.get("args") or []), *(isvc.get("args") or [])]
+    args = [*items(runtime.get("args")), *items(isvc.get("args"))]
     if args:
         merged["args"] = args
     return merged
@@ -142,7 +142,7 @@ def find_runtime(references: Any, namespace: Any, name: str | None, model_format
 def predictor_with_runtime(predictor: dict, model_field: str, runtime: Runtime) -> tuple[dict, list[tuple[Path, str]]]:
     """(the predictor's pod spec as buildPodSpec assembles it over `runtime`, the parts of it
     that are the runtime's: (path in the pod spec, the runtime's field))."""
-    containers = [c for c in runtime.spec.get("containers") or [] if isinstance(c, dict)]
+    containers = [c for c in items(runtime.spec.get("containers")) if isinstance(c, dict)]
     model = predictor.get(model_field) if isinstance(predictor.get(model_field), dict) else {}
     base = next((c for c in containers if c.get("name") == MODEL_CONTAINER), {})
     merged = merge_runtime_container(base, {k: v for k, v in model.items() if k != "name"})
@@ -153,7 +153,7 @@ def predictor_with_runtime(predictor: dict, model_field: str, runtime: Runtime) 
     own = {k: v for k, v in predictor.items() if k != model_field}
     spec = strategic_merge(pod_fields, {k: v for k, v in own.items() if k != "containers"})
     from_runtime += [((k,), k) for k in pod_fields if k not in own]
-    own_containers = [c for c in own.get("containers") or [] if isinstance(c, dict)]
+    own_containers = [c for c in items(own.get("containers")) if isinstance(c, dict)]
     others = [c for c in containers if c.get("name") not in (MODEL_CONTAINER, TRANSFORMER_CONTAINER)]
     spec["containers"] = [merged, *others, *own_containers]
     from_runtime += [(("containers", 1 + i), f"containers.{c.get('name')}") for i, c in enumerate(others)]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import Path, Severity, Violation, items
 
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"
 DROPIN_DIR = "/etc/openshift/kubelet.conf.d"
@@ -141,7 +141,7 @@ def mco_kubelet_conf(user: dict, base: dict | None = None) -> tuple[dict, list[t
         config["systemReservedCgroup"] = ""
     if config.get("reservedSystemCPUs"):
         config["systemReservedCgroup"] = ""
-        values = [str(v) for v in config.get("enforceNodeAllocatable") or []]
+        values = [str(v) for v in items(config.get("enforceNodeAllocatable"))]
         kept = [v for v in values if v not in _SYSTEM_RESERVED_KEYS]
         if "pods" not in kept:
             kept.insert(0, "pods")
@@ -186,7 +186,7 @@ def rendered_profile(doc: dict) -> str | None:
     render command's weak-owner label, or the operator's `performance-<profile>` name), else
     None. A name alone only counts when that profile is linted in the same run (engine)."""
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    for owner in meta.get("ownerReferences") or ():
+    for owner in items(meta.get("ownerReferences")):
         if isinstance(owner, dict) and owner.get("kind") == "PerformanceProfile" and \
                 str(owner.get("apiVersion", "")).startswith(PERFORMANCE_GROUP_PREFIX) and owner.get("name"):
             return str(owner["name"])

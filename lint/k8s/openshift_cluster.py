@@ -35,7 +35,7 @@ from typing import Any, Iterator
 from numaguard.lint.k8s.kubelet_layers import EmbeddedText, Place, parse_embedded
 from numaguard.lint.k8s.openshift_base import cluster_gates, tell_cluster_gates, with_cluster_gates
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 FEATURE_GATE_NAME = "cluster"
 CUSTOM = "CustomNoUpgrade"
@@ -63,8 +63,8 @@ def selected_gates(selection: Any) -> dict[str, bool]:
     if not isinstance(selection, dict) or selection.get("featureSet") != CUSTOM:
         return {}
     custom = selection.get("customNoUpgrade") if isinstance(selection.get("customNoUpgrade"), dict) else {}
-    gates = {str(g): True for g in custom.get("enabled") or () if isinstance(g, str)}
-    gates.update({str(g): False for g in custom.get("disabled") or () if isinstance(g, str)})
+    gates = {str(g): True for g in items(custom.get("enabled")) if isinstance(g, str)}
+    gates.update({str(g): False for g in items(custom.get("disabled")) if isinstance(g, str)})
     return gates
 
 
@@ -107,11 +107,11 @@ def node_pool_extract(doc: dict, source: str | None, line: int | None) -> list:
     if isinstance(spec.get("nodeLabels"), dict):
         labels.update({str(k): "" if v is None else str(v) for k, v in spec["nodeLabels"].items()})
     taints = tuple((str(t.get("key", "")), str(t.get("value", "") or ""), str(t.get("effect", "")))
-                   for t in spec.get("taints") or () if isinstance(t, dict))
+                   for t in items(spec.get("taints")) if isinstance(t, dict))
     ref = NodePoolRef(str(meta.get("name")), tuple(sorted(labels.items())), taints, str(spec.get("clusterName", "")))
     out = []
     for field_name in ("config", "tuningConfig"):
-        for item in spec.get(field_name) or ():
+        for item in items(spec.get(field_name)):
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 out.append(("nodepool-configmaps", (meta.get("namespace"), item["name"]), ref))
     return out
@@ -143,7 +143,7 @@ def feature_gate(doc: dict) -> Iterator[PlatformKubelet | PlatformError]:
     sources: dict[Path, Place] = {}
     if selection.get("featureSet") == CUSTOM and isinstance(custom, dict):
         for listed in ("enabled", "disabled"):
-            for i, gate in enumerate(custom.get(listed) or ()):
+            for i, gate in enumerate(items(custom.get(listed))):
                 if isinstance(gate, str):
                     sources[("featureGates", gate)] = Place(at + ("customNoUpgrade", listed, i))
     config = copy.deepcopy(MCO_KUBELET_CONF)

@@ -39,7 +39,7 @@ from numaguard.lint.k8s.kubelet_layers import COMPANION, REPLACE, STRATEGIC, Lay
 from numaguard.lint.k8s.platform_kubeadm import KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node
 from numaguard.lint.k8s.platform_registry import EKSA_GROUP, EKSA_MACHINE_KINDS
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet, plain_copy
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 DEFAULT_OS = {"VSphereMachineConfig": "bottlerocket", "SnowMachineConfig": "ubuntu"}
 SETTINGS: Path = ("spec", "hostOSConfiguration", "bottlerocketConfiguration", "kubernetes")
@@ -60,7 +60,7 @@ def _groups(doc: dict) -> Iterator[tuple[Path, dict, str]]:
     control_plane = spec.get("controlPlaneConfiguration")
     if isinstance(control_plane, dict):
         yield ("spec", "controlPlaneConfiguration"), control_plane, "control plane"
-    for i, group in enumerate(spec.get("workerNodeGroupConfigurations") or ()):
+    for i, group in enumerate(items(spec.get("workerNodeGroupConfigurations"))):
         if isinstance(group, dict):
             yield ("spec", "workerNodeGroupConfigurations", i), group, f"worker node group {group.get('name') or i}"
 

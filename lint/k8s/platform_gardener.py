@@ -41,7 +41,7 @@ from typing import Any, Iterator
 from numaguard.lint.k8s.carrier_support import MappedKubelet
 from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Violation, items
 
 GARDENER_SOURCE = "Gardener (operatingsystemconfig/original/components/kubelet/config.go)"
 TYPES = "gardener/gardener pkg/apis/core/v1beta1/types_shoot.go KubeletConfig"
@@ -148,7 +148,7 @@ def _shoot_spec(spec: Any, at: Path) -> Iterator[MappedKubelet | PlatformError]:
             if isinstance(worker.get("labels") or {}, dict) else {POOL_LABEL: name}
         taints = tuple({"key": str(t.get("key", "")), "value": str(t.get("value", "") or ""),
                         "effect": str(t.get("effect", "") or "")}
-                       for t in worker.get("taints") or () if isinstance(t, dict))
+                       for t in items(worker.get("taints")) if isinstance(t, dict))
         carrier = _carrier(f"Gardener worker pool {name}", block or {}, block_at if block is not None else w_at,
                            w_at, _version(own.get("version")) or version, labels, taints)
         carrier.node_labels_path = w_at + ("name",)

@@ -39,7 +39,7 @@ from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, K
                                                MCO_SOURCE, auto_sizing_dropin)
 from numaguard.lint.k8s.platforms import PlatformError, auto_sized_reserved_memory
 from numaguard.lint.load.documents import load_text
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
@@ -161,7 +161,7 @@ def _kubelet_unit(doc: dict, extra: list) -> KubeletUnit | None:
         texts: list[tuple[str, Path]] = []
         if isinstance(unit.get("contents"), str):
             texts.append((unit["contents"], UNITS + (i, "contents")))
-        dropins = [(d, j) for j, d in enumerate(unit.get("dropins") or ()) if isinstance(d, dict)]
+        dropins = [(d, j) for j, d in enumerate(items(unit.get("dropins"))) if isinstance(d, dict)]
         for dropin, j in sorted(dropins, key=lambda pair: str(pair[0].get("name", ""))):   # systemd: name order
             if isinstance(dropin.get("contents"), str):
                 texts.append((dropin["contents"], UNITS + (i, "dropins", j, "contents")))

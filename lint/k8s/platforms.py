@@ -94,7 +94,7 @@ from numaguard.lint.k8s.openshift_base import (OPENSHIFT_GATES_FIX, auto_sizing_
                                                mco_refusals, openshift_resolve, rendered_profile,
                                                tell_cluster_gates)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix, items
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 # Which apiVersion and kind each reader below reads: numaguard.lint.k8s.platform_registry.
@@ -430,7 +430,7 @@ def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None
             names.add(key[len(MCP_POOL_LABEL_PREFIX):])
         elif key == MCP_ROLE_LABEL and isinstance(value, str) and value:
             names.add(value)
-    for expr in selector.get("matchExpressions") or ():
+    for expr in items(selector.get("matchExpressions")):
         if isinstance(expr, dict) and expr.get("key") == MCP_ROLE_LABEL and expr.get("operator") == "In" \
                 and isinstance(expr.get("values"), list) and len(expr["values"]) == 1:
             names.add(str(expr["values"][0]))
