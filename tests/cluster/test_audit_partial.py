@@ -114,6 +114,20 @@ def test_every_format_says_what_was_not_read(healthy_apiserver):
         f"node/numa-node-3: {REFUSED_NODE_3}"]
 
 
+def test_a_namespaces_pods_list_not_read_is_an_error_in_that_namespaces_policyreport(healthy_apiserver):
+    """With -n, the pods not read are that namespace's: Policy Reporter shows the error there."""
+    healthy_apiserver.scenario.faults = [Fault("/api/v1/namespaces/trading/pods", ETCD_500, page=2, times=None)]
+    run = audit(healthy_apiserver, "-n", "trading", "--format", "policyreport")
+    assert run.returncode == 3
+    reports = {(r["kind"], r["metadata"].get("namespace")): r for r in yaml.safe_load_all(run.stdout)}
+    errors = {key: [(e["message"], e["properties"]) for e in r["results"] if e["result"] == "error"]
+              for key, r in reports.items()}
+    assert errors == {("PolicyReport", "trading"): [(f"not read, so not judged: {PODS_500}",
+                                                    {"notRead": "the pods list after its first 2 pods"})],
+                      **{key: [] for key in reports if key != ("PolicyReport", "trading")}}
+    assert reports["PolicyReport", "trading"]["summary"]["error"] == 1
+
+
 def test_a_complete_audit_says_so_in_sarif(healthy_apiserver):
     run = audit(healthy_apiserver, "--format", "sarif")
     assert run.returncode == 1

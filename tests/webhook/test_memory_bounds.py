@@ -219,3 +219,38 @@ def test_a_body_budget_that_is_not_a_byte_count_is_refused_in_one_line(tmp_path)
     assert run.returncode == 2
     assert run.stderr.splitlines()[-1] == ("Error: Invalid value for '--body-budget': '1.5Mi' is not a byte count "
                                            "above zero (e.g. 32Mi, 33554432)")
+
+
+def test_evictions_are_told_once_at_once_then_counted_until_the_period_ends_or_the_stop():
+    """_Tally without a server: the first eviction is logged at once, the next ones are counted,
+    and the stop logs what was counted (one, too), then nothing more."""
+    import asyncio
+    import logging
+
+    from numaguard.webhook.front import _Tally
+
+    said: list[str] = []
+    log = logging.getLogger("numaguard.test.tally")
+    log.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())
+    log.addHandler(handler)
+
+    async def evictions() -> None:
+        tally = _Tally(log, "%d given up within %d s", every=3600)
+        tally.add()
+        tally.add()
+        assert said == ["1 given up within 3600 s"]
+        tally.close()
+        tally.close()
+        tally.add()
+        tally.add()
+        tally.add()
+        tally.close()
+
+    try:
+        asyncio.run(evictions())
+    finally:
+        log.removeHandler(handler)
+    assert said == ["1 given up within 3600 s", "1 given up within 3600 s", "1 given up within 3600 s",
+                    "2 given up within 3600 s"]
