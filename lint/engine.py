@@ -28,7 +28,7 @@ from numaguard.lint.config import Config
 from numaguard.lint.load import skips
 from numaguard.lint.load.later_stages import FILE_STAGES, VALUE_STAGES, LaterStage, not_judged, value_stage
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Unread, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify, object_ref
 from numaguard.lint.k8s.platform_registry import kindless_reader
 from numaguard.lint.references import RunReferences
@@ -73,7 +73,12 @@ class LintResult:
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
     # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
-    unread: list[str] = field(default_factory=list)
+    unread: list[Unread] = field(default_factory=list)
+
+    @property
+    def unread_nodes(self) -> dict[str, Unread]:
+        """Node name -> what of it could not be read (its kubelet configuration)."""
+        return {node: piece for piece in self.unread for node in piece.nodes}
 
     @property
     def active(self) -> list[Finding]:
