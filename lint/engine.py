@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from numaguard.lint.config import Config
 from numaguard.lint.load.documents import Document, LoadError, expand_lists
-from numaguard.lint.model import Finding, Severity, Summary
+from numaguard.lint.model import Finding, Severity, Summary, Unread
 from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule
@@ -68,7 +68,12 @@ class LintResult:
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
     # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
-    unread: list[str] = field(default_factory=list)
+    unread: list[Unread] = field(default_factory=list)
+
+    @property
+    def unread_nodes(self) -> dict[str, Unread]:
+        """Node name -> what of it could not be read (its kubelet configuration)."""
+        return {node: piece for piece in self.unread for node in piece.nodes}
 
     @property
     def active(self) -> list[Finding]:

@@ -161,6 +161,42 @@ RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` 
                "`kustomize build DIR | numaguard lint -`")
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A part of the cluster `numaguard audit` could not read (the audit is then incomplete).
+    `what` names it in the summary line ("the pods list after its first 2 pods", "the kubelet
+    configuration of 1 node (a)"), `why` is what went wrong, `nodes` the nodes left unjudged
+    (their kubelet configuration), `namespace` the namespace of a pods list read with -n.
+    Every report says it in its own way: a PolicyReport `error` result, a SARIF tool
+    execution notification, a JUnit error, a line of text."""
+    what: str
+    why: str
+    nodes: tuple[str, ...] = ()
+    namespace: str | None = None
+
+    def __str__(self) -> str:
+        return self.what
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"what": self.what, "why": self.why}
+        if self.nodes:
+            out["nodes"] = list(self.nodes)
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out
+
+
+def unread_phrases(unread: list[Unread]) -> list[str]:
+    """The summary line's phrases: each list as it names itself, then the nodes whose kubelet
+    configuration was not read, together ("the kubelet configuration of 2 nodes (a, b)")."""
+    nodes = [node for piece in unread for node in piece.nodes]
+    phrases = [piece.what for piece in unread if not piece.nodes]
+    if nodes:
+        shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+        phrases.append(f"the kubelet configuration of {len(nodes):,} node{'' if len(nodes) == 1 else 's'} ({shown})")
+    return phrases
+
+
 # What took each object as meant for a managed pool, per tier (README "Which pods are
 # policy-checked" and "Which KubeletConfigurations are pool configurations"): the keys of
 # `Summary.declared` and of the JSON report's `summary.declaredBy`, each tier's "assumed" (or,
