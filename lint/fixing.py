@@ -306,7 +306,7 @@ def _edits(data: Any, rule: str, path: Path, settings: FixSettings, sources: lis
 def _kubelet_contexts(settings: FixSettings, sources: list[str | None], carrier: Any) -> list[LintContext]:
     """The contexts the engine judges a kubelet configuration with: those of the pools whose
     kubeletConfigs name its file or a drop-in, or whose nodes its platform object selects;
-    else the run's (`Linter._lint_kubelet`, `Linter._lint_platform`)."""
+    else the run's (`KubeletStage.judge_file`, `PlatformStage.judge` in lint/stages/)."""
     ctx = settings.context
     named = [name for source in sources for name in settings.config.pools_naming(source)]
     selected = [p.pool.name for p in ctx.pools

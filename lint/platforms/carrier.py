@@ -34,7 +34,6 @@ A carrier whose base is not known (`base_known=False`: it only overrides a confi
 numaguard does not see) joins its pools for the node description it is judged against, but is
 never compared as a whole (NG401), and only a config file naming it makes it a pool
 configuration.
-
 """
 from __future__ import annotations
 

@@ -191,10 +191,6 @@ def _name_layer(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Violatio
     return v
 
 
-__all__ = ["NodeadmLayer", "nodeconfigs_in_text", "nodeadm_carrier", "node_config_document", "NODECONFIG_MEDIA_TYPE",
-           "EKS_SOURCE"]
-
-
 # ---------------------------------------------------------------------------------------------
 # The EKS NodeConfig itself
 
@@ -276,3 +272,6 @@ def _eks_memory_message(config: dict) -> tuple[str, bool]:
 
 
 eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
+
+__all__ = ["NodeadmLayer", "nodeconfigs_in_text", "nodeadm_carrier", "node_config_document", "NODECONFIG_MEDIA_TYPE",
+           "EKS_SOURCE", "EKS_AMI_BASE", "eks_node_config", "eks_ami_configuration", "eks_adjust"]

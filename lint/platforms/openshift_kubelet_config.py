@@ -60,7 +60,6 @@ DRA_ANNOTATION = "performance.openshift.io/dra-resource-management"
 PAO_SOURCE = "the Node Tuning Operator (components/kubeletconfig/kubeletconfig.go)"
 
 
-
 def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
     path = ("spec", "kubeletConfig")
     written = written_config(doc, path)
