@@ -306,7 +306,7 @@ def _edits(data: Any, rule: str, path: Path, settings: FixSettings, sources: lis
 def _kubelet_contexts(settings: FixSettings, sources: list[str | None], carrier: Any) -> list[LintContext]:
     """The contexts the engine judges a kubelet configuration with: those of the pools whose
     kubeletConfigs name its file or a drop-in, or whose nodes its platform object selects;
-    else the run's (`Linter._lint_kubelet`, `Linter._lint_platform`)."""
+    else the run's (`KubeletStage.judge_file`, `PlatformStage.judge` in lint/stages/)."""
     ctx = settings.context
     named = [name for source in sources for name in settings.config.pools_naming(source)]
     selected = [p.pool.name for p in ctx.pools
@@ -337,7 +337,7 @@ def _kubelet_target(data: Any, subject: _Subject, rule: str) -> tuple[dict, Path
 def carrier_refusal(carrier: Any, rule: str) -> str | None:
     """Why a kubelet setting in this platform object is not rewritten, or None when it is
     written in the carrier's own mapping (decided per carrier, conservatively)."""
-    from numaguard.lint.k8s.platforms import OPENSHIFT_GATES_FIX
+    from numaguard.lint.platforms.openshift_base import OPENSHIFT_GATES_FIX
 
     name = carrier.platform
     reservation = rule in ("NG204", "NG208")

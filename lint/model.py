@@ -34,6 +34,16 @@ def value_kind(value: Any) -> str:
     return "a value of another kind"
 
 
+def plain_copy(value: Any) -> Any:
+    """A deep copy as plain dicts and lists with string keys (the loader's position-keeping
+    types dropped): what a reader merges or hands on without touching the parsed document."""
+    if isinstance(value, dict):
+        return {str(k): plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_copy(v) for v in value]
+    return value
+
+
 def items(value: Any) -> list:
     """A field that should hold a list, as one: anything else (a number, a string, a mapping a
     user wrote by mistake) holds no items for a reader; the object's schema check reports it."""

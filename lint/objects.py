@@ -15,7 +15,7 @@ from importlib import import_module
 from typing import Any
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS, Each, Field, Guard, PodCarrier, PodCarriers, TemplatePath
-from numaguard.lint.k8s.platform_registry import kindless_reader, platform_reader
+from numaguard.lint.platforms.registry import kindless_reader, platform_reader
 from numaguard.lint.model import ObjectRef, Path, Severity, dotted_path, existing_prefix, value_kind
 
 
@@ -113,7 +113,7 @@ class Classified:
     ref: ObjectRef
     pods: tuple[PodTarget, ...] = ()
     platforms: tuple[Any, ...] = ()            # kubelet configs carried by a platform object
-                                               # (numaguard.lint.k8s.platforms.PlatformKubelet)
+                                               # (numaguard.lint.platforms.carrier.PlatformKubelet)
     problems: tuple[ShapeProblem, ...] = ()
 
     @property
@@ -145,10 +145,10 @@ def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS, references: An
         ref = ObjectRef(api_version=None, kind=label, namespace=None, name=_str_or_none(_cluster_name(doc)))
     if reader is not None:
         # EKS NodeConfig, OpenShift KubeletConfig, PerformanceProfile: the kubelet rules run on
-        # the configuration the platform makes the kubelet start with (lint/k8s/platforms.py).
+        # the configuration the platform makes the kubelet start with (lint/platforms/carrier.py).
         # A reader yields one carrier per kubelet configuration the object holds, and a
         # PlatformError for each one of the wrong shape (or raises one for the whole object).
-        from numaguard.lint.k8s.platforms import PlatformError   # imported with the readers only
+        from numaguard.lint.platforms.carrier import PlatformError   # imported with the readers only
 
         try:
             read = list(reader(doc))

@@ -20,15 +20,15 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any, Callable
 
-# (group prefix, kind) -> "module:function" under numaguard.lint.k8s: the extractor, called as
-# function(doc, source, line) -> list of (table, key, value) to record.
+# (group prefix, kind) -> "module:function" under numaguard.lint (a platform's reader or KServe's):
+# the extractor, called as function(doc, source, line) -> list of (table, key, value) to record.
 EXTRACTORS: dict[tuple[str, str], str] = {
-    ("config.openshift.io/", "FeatureGate"): "openshift_cluster:feature_gate_extract",
-    ("hypershift.openshift.io/", "HostedCluster"): "openshift_cluster:hosted_cluster_extract",
-    ("hypershift.openshift.io/", "NodePool"): "openshift_cluster:node_pool_extract",
-    ("serving.kserve.io/", "ServingRuntime"): "kserve:runtime_extract",
-    ("serving.kserve.io/", "ClusterServingRuntime"): "kserve:runtime_extract",
-    ("serving.kserve.io/", "LLMInferenceServiceConfig"): "kserve:llm_config_extract",
+    ("config.openshift.io/", "FeatureGate"): "platforms.openshift_cluster:feature_gate_extract",
+    ("hypershift.openshift.io/", "HostedCluster"): "platforms.openshift_cluster:hosted_cluster_extract",
+    ("hypershift.openshift.io/", "NodePool"): "platforms.openshift_cluster:node_pool_extract",
+    ("serving.kserve.io/", "ServingRuntime"): "k8s.kserve:runtime_extract",
+    ("serving.kserve.io/", "ClusterServingRuntime"): "k8s.kserve:runtime_extract",
+    ("serving.kserve.io/", "LLMInferenceServiceConfig"): "k8s.kserve:llm_config_extract",
 }
 _KINDS = sorted({kind for _, kind in EXTRACTORS})
 # An object's own `kind: X` in YAML: at the start of a line, of a list item (`- kind: X`), of a
@@ -90,7 +90,7 @@ def _extractor(api_version: str, kind: str) -> Callable | None:
     for (group, known), target in EXTRACTORS.items():
         if kind == known and api_version.startswith(group):
             module, _, function = target.partition(":")
-            return getattr(import_module(f"numaguard.lint.k8s.{module}"), function)
+            return getattr(import_module(f"numaguard.lint.{module}"), function)
     return None
 
 

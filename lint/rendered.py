@@ -2,7 +2,7 @@
 PerformanceProfile, linted in the same run as the profile.
 
 The operator renders a profile into a KubeletConfig named `performance-<profile>` (owned by the
-profile, or labelled with its name: `numaguard.lint.k8s.openshift_base.rendered_profile`), and
+profile, or labelled with its name: `numaguard.lint.platforms.openshift_base.rendered_profile`), and
 repositories keep both: the profile the user edits and the render (expected test output, a
 GitOps copy). numaguard judges both with the same kubelet rules, so every problem of the profile
 would be reported twice. The profile keeps the finding: it is what the user edits, and its

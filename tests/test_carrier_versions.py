@@ -2,12 +2,12 @@
 API's kubeletExtraArgs is a map in v1alpha3, v1alpha4 and v1beta1 and a list only in v1beta2; an
 apiVersion a platform never had is its refusal, not a carrier (kind: "unknown apiVersion"); one
 newer than every version numaguard knows is not read (a warning); Karpenter's v1beta1
-EC2NodeClass has no spec.kubelet. The versions and their sources: platform_registry.API_VERSIONS."""
+EC2NodeClass has no spec.kubelet. The versions and their sources: numaguard.lint.platforms.registry.API_VERSIONS."""
 from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.k8s.platform_registry import API_VERSIONS, READERS
+from numaguard.lint.platforms.registry import API_VERSIONS, READERS
 
 from conftest import carriers_of, lint_rows
 

@@ -1,5 +1,5 @@
-"""Bottlerocket nodes (lint/k8s/bottlerocket.py) through eksctl's `bottlerocket.settings.kubernetes`
-and EKS Anywhere (lint/k8s/platform_eksa.py): the node group's kubelet from its Cluster and the
+"""Bottlerocket nodes (lint/platforms/bottlerocket.py) through eksctl's `bottlerocket.settings.kubernetes`
+and EKS Anywhere (lint/platforms/eksa.py): the node group's kubelet from its Cluster and the
 machine config its machineGroupRef names in the same file. Real files under
 tests/fixtures/carriers/eksa/ and eksctl/ (ORIGIN.md)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
-from numaguard.lint.k8s.bottlerocket import bottlerocket_kubelet, capi_settings
+from numaguard.lint.platforms.bottlerocket import bottlerocket_kubelet, capi_settings
 from numaguard.lint.load.documents import load_text
 
 from conftest import FIXTURES, carriers_of, finding_rows, lint_rows

@@ -1,12 +1,12 @@
 """Cluster API kubeadm bootstrap: kubeletExtraArgs and the kubeletconfiguration patches written
-by `files` into `patches.directory`, over kubeadm's defaults (lint/k8s/platform_capi.py).
+by `files` into `patches.directory`, over kubeadm's defaults (lint/platforms/capi.py).
 Real templates under tests/fixtures/carriers/capi/ (ORIGIN.md)."""
 from __future__ import annotations
 
 import base64
 import gzip
 
-from numaguard.lint.k8s.platform_capi import capi_kubeadm
+from numaguard.lint.platforms.capi import capi_kubeadm
 from numaguard.lint.load.documents import load_text
 
 from conftest import FIXTURES, finding_rows, lint_text

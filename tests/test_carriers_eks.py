@@ -1,14 +1,14 @@
-"""eksctl node groups and Karpenter EC2NodeClasses (lint/k8s/platform_eksctl.py,
-platform_karpenter.py): the AL2023 node's kubelet as nodeadm builds it from several NodeConfigs
-(lint/k8s/nodeadm.py), eksctl's and Karpenter's refusals, and the families whose base numaguard
+"""eksctl node groups and Karpenter EC2NodeClasses (lint/platforms/eksctl.py,
+karpenter.py): the AL2023 node's kubelet as nodeadm builds it from several NodeConfigs
+(lint/platforms/nodeadm.py), eksctl's and Karpenter's refusals, and the families whose base numaguard
 does not know. Real files under tests/fixtures/carriers/{eksctl,karpenter}/ (ORIGIN.md); the bad
 examples are our own."""
 from __future__ import annotations
 
 
-from numaguard.lint.k8s.carrier_support import mergo_untyped
-from numaguard.lint.k8s.nodeadm import nodeconfigs_in_text
-from numaguard.lint.k8s.platform_karpenter import ami_family
+from numaguard.lint.platforms.carrier_support import mergo_untyped
+from numaguard.lint.platforms.nodeadm import nodeconfigs_in_text
+from numaguard.lint.platforms.karpenter import ami_family
 
 from conftest import carriers_of, lint_rows
 from conftest import FIXTURES
@@ -271,7 +271,7 @@ def test_an_unknown_spec_kubelet_field_stops_karpenter():
 
 
 def test_the_first_nodeconfig_is_kept_as_written_and_later_empty_values_do_not_override():
-    from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier
+    from numaguard.lint.platforms.nodeadm import NodeadmLayer, nodeadm_carrier
     layers = [NodeadmLayer({"kubeReservedCgroup": "", "maxPods": 10}, (), ("first",), "first"),
               NodeadmLayer({"kubeReservedCgroup": "/x", "maxPods": 0}, (), ("second",), "second"),
               NodeadmLayer({"kubeReservedCgroup": ""}, (), ("third",), "third")]

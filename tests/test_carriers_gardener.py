@@ -1,4 +1,4 @@
-"""Gardener Shoots and ManagedSeedSets (lint/k8s/platform_gardener.py): one kubelet per worker pool,
+"""Gardener Shoots and ManagedSeedSets (lint/platforms/gardener.py): one kubelet per worker pool,
 a pool's own block replacing the cluster's, Gardener's defaults under the user's settings, and
 the requirements no Shoot can meet said so. Real files under tests/fixtures/carriers/gardener/
 (ORIGIN.md)."""

@@ -1,4 +1,4 @@
-"""GKE's node system configuration (lint/k8s/platform_gke.py): recognised by shape only when it is
+"""GKE's node system configuration (lint/platforms/gke.py): recognised by shape only when it is
 one, GKE's field names and values mapped onto the kubelet's, findings at GKE's own fields, and
 nothing said about what GKE sets underneath. No public repository holds such a file (none in the
 20 trees measured for issue 13, GoogleCloudPlatform/kubernetes-engine-samples included), so the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from numaguard.lint.engine import skip_reason
-from numaguard.lint.k8s.platform_gke import is_system_config
+from numaguard.lint.platforms.gke import is_system_config
 from numaguard.lint.objects import classify
 
 from conftest import lint_rows

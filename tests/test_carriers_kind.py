@@ -1,11 +1,11 @@
 """kind `Cluster`: the kubelet every node starts with, from kind's generated kubeadm
-configuration and the Cluster's and nodes' kubeadmConfigPatches (lint/k8s/platform_kind.py).
+configuration and the Cluster's and nodes' kubeadmConfigPatches (lint/platforms/kind.py).
 Findings point at the line inside the patch string. Real configs under tests/fixtures/carriers/."""
 from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.k8s.platform_kind import kind_cluster
+from numaguard.lint.platforms.kind import kind_cluster
 
 from conftest import FIXTURES, finding_rows, lint_text
 
@@ -210,3 +210,18 @@ nodes:
         ("NG002", "warning", 7, "this JoinConfiguration patch has no effect on nodes[0]: that node runs kubeadm init"),
         ("NG002", "warning", 11, "this InitConfiguration patch has no effect on nodes[1]: that node joins with "
                                  "kubeadm join")]
+
+
+def test_what_a_patch_writes_is_decoded_as_the_kubelet_decodes_it():
+    """The user's own patch is schema-checked at its line (a caught slip: the layers the engine
+    decodes are the carrier's own, not its companion's): an unknown field is reported and
+    dropped, so the misspelt policy neither counts nor hides the real one; a type error stops
+    the kubelet rules (the kubelet cannot decode the file)."""
+    unknown = lint(STATIC_WITHOUT_RESERVATION + "  cpuManagerPolicyy: none\n")
+    assert [(f.rule, f.severity.value, f.line, f.column, f.path) for f in unknown.findings
+            if f.rule in ("NG002", "NG207")] == [
+        ("NG207", "error", 7, 3, "kubeadmConfigPatches[0]"),
+        ("NG002", "error", 10, 22, "kubeadmConfigPatches[0].cpuManagerPolicyy")]
+    wrong_type = lint(STATIC_WITHOUT_RESERVATION + '  maxPods: "many"\n')
+    assert [(f.rule, f.line, f.column, f.path) for f in wrong_type.findings] == [
+        ("NG002", 10, 12, "kubeadmConfigPatches[0].maxPods")]

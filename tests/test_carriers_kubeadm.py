@@ -1,9 +1,9 @@
 """kubeadm's InitConfiguration/JoinConfiguration: kubeletExtraArgs read as the kubelet reads its
 command line, over kubeadm's defaults and the file's KubeletConfiguration, each finding at the
-argument or the field that set the value (lint/k8s/platform_kubeadm.py)."""
+argument or the field that set the value (lint/platforms/kubeadm.py)."""
 from __future__ import annotations
 
-from numaguard.lint.k8s.platform_kubeadm import command_line, kubeadm_configuration, read_extra_args
+from numaguard.lint.platforms.kubeadm import command_line, kubeadm_configuration, read_extra_args
 from numaguard.lint.k8s.kubelet_layers import Place
 
 from conftest import finding_rows, lint_text

@@ -1,5 +1,5 @@
 """OpenShift's kubelet under a KubeletConfig, a PerformanceProfile and a MachineConfig drop-in
-(lint/k8s/openshift_base.py, platform_openshift.py), and one finding, not two, for a profile and
+(lint/platforms/openshift_base.py, openshift_machineconfig.py), and one finding, not two, for a profile and
 the KubeletConfig rendered from it (lint/rendered.py). Real files under
 tests/fixtures/carriers/ (ORIGIN.md); no public MachineConfig carries a kubelet drop-in, so the
 drop-in examples are our own."""
@@ -16,10 +16,11 @@ import pytest
 import yaml
 
 from numaguard.lint.engine import lint_documents
-from numaguard.lint.k8s.openshift_base import (MCO_KUBELET_CONF, mco_kubelet_conf, mergo_override,
+from numaguard.lint.platforms.openshift_base import (MCO_KUBELET_CONF, mco_kubelet_conf, mergo_override,
                                                rendered_profile)
-from numaguard.lint.k8s.platform_openshift import DataURLError, read_source
-from numaguard.lint.k8s.platforms import merge_patch, openshift_kubelet_config
+from numaguard.lint.platforms.openshift_machineconfig import DataURLError, read_source
+from numaguard.lint.platforms.carrier import merge_patch
+from numaguard.lint.platforms.openshift_kubelet_config import openshift_kubelet_config
 from numaguard.lint.load.documents import load_paths
 
 from conftest import lint_rows

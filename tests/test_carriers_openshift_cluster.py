@@ -1,4 +1,4 @@
-"""What decides an OpenShift kubelet from outside its own object (lint/k8s/openshift_cluster.py,
+"""What decides an OpenShift kubelet from outside its own object (lint/platforms/openshift_cluster.py,
 lint/references.py): the cluster's FeatureGate, a HostedCluster's featureGate and the NodePools
 naming HyperShift ConfigMaps, read from the whole run before anything is judged, in one process
 and across --jobs workers; a MachineConfig's kubelet.service command line
@@ -13,7 +13,7 @@ import pytest
 from numaguard.lint.cli.lint_files import LintSettings, gather_references, lint_paths
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import Selection, lint_documents
-from numaguard.lint.k8s.openshift_cluster import selected_gates
+from numaguard.lint.platforms.openshift_cluster import selected_gates
 from numaguard.lint.k8s.systemd_unit import kubelet_command
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.references import RunReferences, mentions_referenced_kind

@@ -1,4 +1,4 @@
-"""Talos' kubelet settings (lint/k8s/platform_talos.py): the legacy v1alpha1 machine configuration
+"""Talos' kubelet settings (lint/platforms/talos.py): the legacy v1alpha1 machine configuration
 (recognised without apiVersion/kind), Talos' own KubeletConfig document, Talos' defaults and
 refusals, and extraArgs laid over extraConfig as the kubelet lays flags over its file. Real files
 under tests/fixtures/carriers/talos/ (ORIGIN.md); the bad examples are our own."""
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 
 from numaguard.lint.engine import skip_reason
-from numaguard.lint.k8s.platform_talos import is_machine_config
+from numaguard.lint.platforms.talos import is_machine_config
 from numaguard.lint.objects import classify
 
 from conftest import carriers_of, lint_rows

@@ -12,7 +12,7 @@ from numaguard.lint.cli import lint_files
 from numaguard.lint.engine import Selection, lint_documents
 from numaguard.lint.k8s.kubelet import DEFAULT_EVICTION_HARD
 from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs
-from numaguard.lint.k8s.platforms import performance_profile
+from numaguard.lint.platforms.openshift_kubelet_config import performance_profile
 from numaguard.lint.load.documents import load_file, load_text
 from numaguard.lint.load.kube_yaml import STR, TIMESTAMP, resolve_plain
 

@@ -10,7 +10,7 @@ import yaml
 
 from numaguard.lint.config import config_from_dict
 from numaguard.lint.export.admission_policy import admission_policy
-from numaguard.lint.k8s.platforms import machine_config_pool_nodes
+from numaguard.lint.platforms.openshift_kubelet_config import machine_config_pool_nodes
 from numaguard.lint.model import NodeSelection
 from numaguard.lint.objects import classify
 from numaguard.webhook.decide import WORKLOAD_OPERATIONS, judged_kinds

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from numaguard.lint.k8s import platform_registry as registry
+from numaguard.lint.platforms import registry as registry
 
 
 @pytest.mark.parametrize("name", sorted(registry.READERS))

@@ -1,4 +1,4 @@
-"""Kubelet settings written on EKS, OpenShift and the Node Tuning Operator (lint/k8s/platforms.py):
+"""Kubelet settings written on EKS, OpenShift and the Node Tuning Operator (lint/platforms/nodeadm.py, openshift_kubelet_config.py):
 the effective configuration each platform makes the kubelet start with, checked against the
 platforms' own published outputs, and the findings pointed at the platform object's fields.
 Fixtures under tests/fixtures/platforms/ are real files (ORIGIN.md)."""
@@ -9,8 +9,9 @@ import json
 import yaml
 
 from numaguard.lint.engine import Selection, lint_documents
-from numaguard.lint.k8s.platforms import (eks_node_config, merge_patch, performance_profile,
-                                          render_performance_profile)
+from numaguard.lint.platforms.nodeadm import eks_node_config
+from numaguard.lint.platforms.carrier import merge_patch
+from numaguard.lint.platforms.openshift_kubelet_config import performance_profile, render_performance_profile
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.load.documents import load_text
 

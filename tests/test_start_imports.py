@@ -29,10 +29,10 @@ HEAVY = ("click", "jsonschema", "kubernetes", "grpc", "google.protobuf", "flask"
          "numaguard.lint.k8s.checkpoints", "numaguard.lint.k8s.go_spew", "numaguard.lint.baseline",
          "numaguard.lint.report.html", "numaguard.lint.report.sarif", "numaguard.lint.report.json",
          "numaguard.lint.report.junit", "numaguard.lint.report.policyreport", "numaguard.lint.report.github",
-         "numaguard.lint.k8s.platforms", "numaguard.lint.k8s.platform_capi", "numaguard.lint.k8s.platform_eksctl",
-         "numaguard.lint.k8s.platform_gke", "numaguard.lint.k8s.platform_karpenter",
-         "numaguard.lint.k8s.platform_kind", "numaguard.lint.k8s.platform_kubeadm",
-         "numaguard.lint.k8s.platform_openshift", "numaguard.lint.k8s.platform_talos", "numaguard.lint.k8s.nodeadm",
+         "numaguard.lint.platforms.carrier", "numaguard.lint.platforms.openshift_kubelet_config", "numaguard.lint.platforms.capi", "numaguard.lint.platforms.eksctl",
+         "numaguard.lint.platforms.gke", "numaguard.lint.platforms.karpenter",
+         "numaguard.lint.platforms.kind", "numaguard.lint.platforms.kubeadm",
+         "numaguard.lint.platforms.openshift_machineconfig", "numaguard.lint.platforms.talos", "numaguard.lint.platforms.nodeadm",
          "email", "http", "urllib.request", "ssl", "difflib", "csv", "gzip", "importlib.resources", "tempfile",
          "shutil", "uuid", "argparse")
 

@@ -78,7 +78,7 @@ class PolicyBuilder:
         self.cel = PodRulesCel(config.pools, config.scope_all, refused)
         # The engine takes a pod with pod-level cpu, memory or hugepages as meant for a managed
         # pool when no pool pods can target is configured, and lowers its policy findings'
-        # default severity to warning (lint/engine.py `_pod_cap`): those go to the warnings
+        # default severity to warning (lint/stages/pods.py `_pod_cap`): those go to the warnings
         # policy. A severity the config sets for a rule applies as written, on every tier.
         assumed = not self.cel.pools and not config.scope_all
         severities = {r.id: config.severities.get(r.id, r.severity) for r in all_rules()}

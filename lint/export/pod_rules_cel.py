@@ -6,7 +6,7 @@ reused, k8s.io/apiserver/pkg/admission/plugin/cel/composition.go):
 
     templates -> scoped -> tiered -> checked -> raw -> pods -> sums -> facts -> levels -> rule lists
 
-mirroring, step for step, what the engine does with a pod (lint/engine.py `_lint_pod`):
+mirroring, step for step, what the engine does with a pod (lint/stages/pods.py `PodStage.judge`):
 
 * `tiered`: the scope tier, `pod_scope` in lint/rules/pods.py (README "Which pods are
   policy-checked"): "unmanaged", "managed", "assumed", "validity" or "out"; "bounds" for a

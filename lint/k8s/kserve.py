@@ -28,8 +28,7 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from numaguard.lint.k8s.platforms import plain_copy as _plain
-from numaguard.lint.model import Path, items
+from numaguard.lint.model import Path, items, plain_copy
 
 MODEL_CONTAINER = "kserve-container"      # constants.InferenceServiceContainerName
 TRANSFORMER_CONTAINER = "transformer-container"
@@ -101,7 +100,7 @@ def runtime_extract(doc: dict, source: str | None, line: int | None) -> list:
         return []
     namespace = None if doc.get("kind") == "ClusterServingRuntime" else meta.get("namespace")
     return [("runtimes", (namespace, meta["name"]),
-             Runtime(str(doc.get("kind")), meta["name"], _where(source, line), _plain(spec)))]
+             Runtime(str(doc.get("kind")), meta["name"], _where(source, line), plain_copy(spec)))]
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ def llm_config_extract(doc: dict, source: str | None, line: int | None) -> list:
     if not isinstance(spec, dict) or not isinstance(meta.get("name"), str):
         return []
     return [("llm-configs", (meta.get("namespace"), meta["name"]), LLMConfig(meta["name"], _where(source, line),
-                                                                           _plain(spec)))]
+                                                                           plain_copy(spec)))]
 
 
 def find_runtime(references: Any, namespace: Any, name: str | None, model_format: str | None) -> Runtime | None:
@@ -165,7 +164,7 @@ def merged_llm_spec(configs: list[LLMConfig], spec: dict) -> dict:
     merged: dict = {}
     for config in configs:
         merged = strategic_merge(merged, config.spec)
-    return strategic_merge(merged, _plain(spec))
+    return strategic_merge(merged, plain_copy(spec))
 
 
 __all__ = ["strategic_merge", "merge_runtime_container", "Runtime", "LLMConfig", "runtime_extract",

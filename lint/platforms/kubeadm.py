@@ -31,13 +31,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from numaguard.lint.k8s.carrier_support import RULE_SUBJECT
+from numaguard.lint.platforms.carrier_support import RULE_SUBJECT
 from numaguard.lint.k8s.kubelet_flags import (CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg, field_of_flag, flag_note,
                                               normalise, parse_flags)
 from numaguard.lint.k8s.kubelet_layers import (COMPANION, REPLACE, Layer, LayeredSettings, Place,
                                                judge_shown_only)
-from numaguard.lint.k8s.platform_registry import KUBELET_GROUP, KUBELET_KIND
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
+from numaguard.lint.platforms.registry import KUBELET_GROUP, KUBELET_KIND
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformError, PlatformKubelet
 from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage, not_judged, value_stage
 from numaguard.lint.model import Severity, Violation
 

@@ -18,7 +18,7 @@ from importlib import import_module
 from typing import Callable, Iterable
 
 # A reader: one platform object -> its PlatformKubelet carriers and PlatformErrors
-# (numaguard.lint.k8s.platforms).
+# (numaguard.lint.platforms.carrier).
 Reader = Callable[[dict], Iterable]
 
 # The platform objects' identities live here, literally, and each reader is named by module
@@ -63,22 +63,22 @@ PLATFORM_KINDS: dict[tuple[str, str], str] = {
        for capi_kind in ("KubeadmControlPlane", "KubeadmControlPlaneTemplate")},
 }
 
-# reader name -> "module:function" under numaguard.lint.k8s.
+# reader name -> "module:function" under numaguard.lint.platforms.
 READERS: dict[str, str] = {
     "eks": "nodeadm:node_config_document",
-    "openshift": "platforms:openshift_kubelet_config",
-    "performance-profile": "platforms:performance_profile",
-    "kubeadm": "platform_kubeadm:kubeadm_configuration",
-    "kind": "platform_kind:kind_cluster",
-    "capi": "platform_capi:capi_kubeadm",
-    "talos-kubelet": "platform_talos:kubelet_config_document",
-    "eksctl": "platform_eksctl:cluster_config",
-    "karpenter": "platform_karpenter:ec2_node_class",
-    "machineconfig": "platform_openshift:machine_config",
-    "gardener-shoot": "platform_gardener:shoot",
-    "gardener-managedseedset": "platform_gardener:managed_seed_set",
-    "eksa-cluster": "platform_eksa:cluster",
-    "eksa-machine": "platform_eksa:machine_config",
+    "openshift": "openshift_kubelet_config:openshift_kubelet_config",
+    "performance-profile": "openshift_kubelet_config:performance_profile",
+    "kubeadm": "kubeadm:kubeadm_configuration",
+    "kind": "kind:kind_cluster",
+    "capi": "capi:capi_kubeadm",
+    "talos-kubelet": "talos:kubelet_config_document",
+    "eksctl": "eksctl:cluster_config",
+    "karpenter": "karpenter:ec2_node_class",
+    "machineconfig": "openshift_machineconfig:machine_config",
+    "gardener-shoot": "gardener:shoot",
+    "gardener-managedseedset": "gardener:managed_seed_set",
+    "eksa-cluster": "eksa:cluster",
+    "eksa-machine": "eksa:machine_config",
     "openshift-featuregate": "openshift_cluster:feature_gate",
     "hypershift-configmap": "openshift_cluster:hypershift_configmap",
 }
@@ -128,8 +128,8 @@ KINDLESS_LABELS = {"talos": "Talos machine config", "gke": "GKE node system conf
 # kindless carrier -> (the mapping key its predicate requires, "module:predicate",
 # "module:reader"): a document without that key is not asked, and its module not imported.
 _KINDLESS: dict[str, tuple[str, str, str]] = {
-    "talos": ("machine", "platform_talos:is_machine_config", "platform_talos:machine_config"),
-    "gke": ("kubeletConfig", "platform_gke:is_system_config", "platform_gke:system_config"),
+    "talos": ("machine", "talos:is_machine_config", "talos:machine_config"),
+    "gke": ("kubeletConfig", "gke:is_system_config", "gke:system_config"),
 }
 
 COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
@@ -137,12 +137,12 @@ COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
 }
 # Kinds whose companions are named in the document itself: (apiVersion, kind) -> "module:function"
 # giving the companion keys of one document.
-_NAMED_COMPANIONS: dict[tuple[str, str], str] = {(EKSA_GROUP, "Cluster"): "platform_eksa:machine_refs"}
+_NAMED_COMPANIONS: dict[tuple[str, str], str] = {(EKSA_GROUP, "Cluster"): "eksa:machine_refs"}
 
 
 def _load(target: str) -> Callable:
     module, _, function = target.partition(":")
-    return getattr(import_module(f"numaguard.lint.k8s.{module}"), function)
+    return getattr(import_module(f"numaguard.lint.platforms.{module}"), function)
 
 
 def _match(table: dict, api_version: str, kind: str):
@@ -171,7 +171,7 @@ def platform_refusal(name: str, api_version: str, kind: str, known: tuple[str, .
     """The PlatformError (at apiVersion) for a version the platform does not have: an error,
     or a warning for one newer than every version numaguard knows (a release after the
     commits cited above may have added it: it is not read)."""
-    from numaguard.lint.k8s.platforms import PlatformError
+    from numaguard.lint.platforms.carrier import PlatformError
     from numaguard.lint.model import Severity
 
     same_group = [v for v in known if v.rpartition("/")[0] == api_version.rpartition("/")[0]] or list(known)

@@ -15,14 +15,14 @@ aws/eks-anywhere at aebd9a0623cd:
   kubelet (`pkg/providers/vsphere/template.go`, `config/template-cp.yaml`):
   - **Ubuntu, RHEL**: the `kubeletConfiguration` becomes the kubeadm patch
     `/etc/kubernetes/patches/kubeletconfiguration0+strategic.yaml` over kubeadm's defaults
-    (`numaguard.lint.k8s.platform_kubeadm`).
+    (`numaguard.lint.platforms.kubeadm`).
   - **Bottlerocket**: the `kubeletConfiguration` is converted strictly into the Cluster API
     bootstrap's `BottlerocketKubernetesSettings` (`pkg/providers/common/common.go`
     `ConvertToBottlerocketKubernetesSettings`: `yaml.UnmarshalStrict`, so a KubeletConfiguration
     field that type lacks, `featureGates`, `reservedSystemCPUs`, `reservedMemory`..., stops the
     CLI); without it the machine config's `hostOSConfiguration.bottlerocketConfiguration.kubernetes`
     is used. The Cluster API Bottlerocket bootstrap then writes them as Bottlerocket settings,
-    which Bottlerocket's template renders (`numaguard.lint.k8s.bottlerocket`).
+    which Bottlerocket's template renders (`numaguard.lint.platforms.bottlerocket`).
   - `hostosconfig.go` `validateBotterocketConfig`: "BottlerocketConfiguration can only be used
     with osFamily: \"bottlerocket\"".
 
@@ -34,11 +34,11 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.bottlerocket import CAPI_SETTINGS_FIELDS, bottlerocket_carrier, capi_settings
+from numaguard.lint.platforms.bottlerocket import CAPI_SETTINGS_FIELDS, bottlerocket_carrier, capi_settings
 from numaguard.lint.k8s.kubelet_layers import COMPANION, REPLACE, STRATEGIC, Layer, Place
-from numaguard.lint.k8s.platform_kubeadm import KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node
-from numaguard.lint.k8s.platform_registry import EKSA_GROUP, EKSA_MACHINE_KINDS
-from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet, plain_copy
+from numaguard.lint.platforms.kubeadm import KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node
+from numaguard.lint.platforms.registry import EKSA_GROUP, EKSA_MACHINE_KINDS
+from numaguard.lint.platforms.carrier import PlatformError, PlatformKubelet, plain_copy
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 DEFAULT_OS = {"VSphereMachineConfig": "bottlerocket", "SnowMachineConfig": "ubuntu"}

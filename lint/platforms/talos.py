@@ -36,11 +36,11 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, read_flags
+from numaguard.lint.platforms.carrier_support import FlaggedKubelet, read_flags
 from numaguard.lint.k8s.kubelet_flags import FlagArg
 from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX
-from numaguard.lint.k8s.platform_registry import TALOS_API_VERSION
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, plain_copy, written_config
+from numaguard.lint.platforms.registry import TALOS_API_VERSION
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformError, plain_copy, written_config
 from numaguard.lint.model import Path, Severity, Violation
 
 TALOS_SOURCE = "Talos (internal/app/machined/pkg/controllers/k8s/kubelet_spec.go)"

@@ -16,7 +16,7 @@ eksctl-io/eksctl at 99984adb6164:
   holds NodeConfigs for nodeadm, in this order: the node group's `kubeletExtraConfig` (with
   `clusterDNS`; flags `--node-labels` from `labels`, `--register-with-taints` from `taints`),
   `maxPods` from `maxPodsPerNode`, and `overrideBootstrapCommand` when it holds a NodeConfig.
-  nodeadm merges them over the EKS AMI's base (`numaguard.lint.k8s.nodeadm`).
+  nodeadm merges them over the EKS AMI's base (`numaguard.lint.platforms.nodeadm`).
 * `userdata.go`/`bootstrap.ubuntu.sh`, `bootstrap.al2.sh`: Ubuntu and AmazonLinux2 nodes merge
   `kubeletExtraConfig` into the AMI's own `kubelet-config.json` (`jq '.[0] * .[1]'`); that file
   is the AMI's (Canonical's, or the retired AL2 template), which numaguard does not have, so only
@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
-from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
-from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy
+from numaguard.lint.platforms.carrier_support import FlaggedKubelet, notes_only
+from numaguard.lint.platforms.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
+from numaguard.lint.platforms.carrier import PlatformError, merge_patch, plain_copy
 from numaguard.lint.model import Path, Severity, Violation
 
 DEFAULT_AMI_FAMILY = "AmazonLinux2023"
@@ -133,8 +133,8 @@ _DERIVED_SETTINGS = {"node-labels": "labels", "node-taints": "taints", "max-pods
 def _bottlerocket_group(group: dict, at: Path, platform: str, managed: bool) -> Iterator[FlaggedKubelet | PlatformError]:
     """A Bottlerocket node group: `bottlerocket.settings.kubernetes` as the node's
     settings.kubernetes (with the group's labels, taints and maxPodsPerNode), rendered by
-    Bottlerocket's kubelet-config template (`numaguard.lint.k8s.bottlerocket`)."""
-    from numaguard.lint.k8s.bottlerocket import bottlerocket_carrier, camel_spelling
+    Bottlerocket's kubelet-config template (`numaguard.lint.platforms.bottlerocket`)."""
+    from numaguard.lint.platforms.bottlerocket import bottlerocket_carrier, camel_spelling
     from numaguard.lint.k8s.kubelet_layers import Place
 
     settings_at = at + ("bottlerocket", "settings", "kubernetes")

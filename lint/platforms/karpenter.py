@@ -14,7 +14,7 @@ aws/karpenter-provider-aws at 1d927085dd81:
   AL2023 renders the whole map into a NodeConfig (`pkg/providers/amifamily/al2023.go`
   `SupportsArbitraryKubeletConfig`; `bootstrap/nodeadm.go`), placed after the NodeConfigs of
   `spec.userData` in the MIME archive, so nodeadm merges it last and it wins
-  (`numaguard.lint.k8s.nodeadm`). The other families apply only the fields Karpenter maps
+  (`numaguard.lint.platforms.nodeadm`). The other families apply only the fields Karpenter maps
   (`ParsedKubeletConfig`: clusterDNS, maxPods, podsPerCore, systemReserved, kubeReserved, the
   eviction fields, image GC, cpuCFSQuota) and refuse the rest (`validation.go`
   `validateKubeletFieldsSupported`: "spec.kubelet has fields not applied by the %s AMI family
@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
+from numaguard.lint.platforms.carrier_support import FlaggedKubelet, notes_only
 from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX
-from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
-from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy, written_config
+from numaguard.lint.platforms.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
+from numaguard.lint.platforms.carrier import PlatformError, merge_patch, plain_copy, written_config
 from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.model import Path, Severity, Violation, items
 

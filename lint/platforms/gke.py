@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError
+from numaguard.lint.platforms.carrier_support import FlaggedKubelet, notes_only
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformError
 from numaguard.lint.model import Path, Violation
 
 _TOP_LEVEL = frozenset({"kubeletConfig", "linuxConfig", "windowsConfig", "containerdConfig"})

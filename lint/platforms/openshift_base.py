@@ -24,8 +24,8 @@ Sources (openshift/machine-config-operator at 7ff337a4ffac):
   merge would leave the base's `systemReservedCgroup: /system.slice` next to
   `reservedSystemCPUs`, which the kubelet refuses (NG209): the MCO never lets that happen.
 
-This module only works on plain mappings; the readers in `platforms.py` and
-`platform_openshift.py` turn the result into carriers.
+This module only works on plain mappings; the readers in `openshift_kubelet_config.py` and
+`openshift_machineconfig.py` turn the result into carriers.
 """
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def rendered_profile(doc: dict) -> str | None:
     return None
 
 
-# -- the cluster's feature gates (numaguard.lint.k8s.openshift_cluster reads them) -----------------
+# -- the cluster's feature gates (numaguard.lint.platforms.openshift_cluster reads them) -----------------
 
 OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's FeatureGate "
                        "resource (featureSet: CustomNoUpgrade, customNoUpgrade.enabled: "

@@ -30,14 +30,15 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only, read_flags
+from numaguard.lint.platforms.carrier_support import FlaggedKubelet, embedded_findings, notes_only, read_flags
 from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg
-from numaguard.lint.k8s.openshift_base import openshift_resolve, tell_cluster_gates
+from numaguard.lint.platforms.openshift_base import openshift_resolve, tell_cluster_gates
 from numaguard.lint.k8s.systemd_unit import kubelet_command
 from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs, walk_order
-from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
+from numaguard.lint.platforms.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
                                                MCO_SOURCE, auto_sizing_dropin)
-from numaguard.lint.k8s.platforms import PlatformError, auto_sized_reserved_memory
+from numaguard.lint.platforms.carrier import PlatformError
+from numaguard.lint.platforms.openshift_kubelet_config import auto_sized_reserved_memory
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 

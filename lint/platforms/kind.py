@@ -32,8 +32,8 @@ from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import (JSON6902, MERGE, REPLACE, Layer, Place, json_patch_touches,
                                                parse_embedded, unread_patch)
-from numaguard.lint.k8s.platform_kubeadm import KUBELET_KIND, ExtraArg, kubeadm_node, read_extra_args
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
+from numaguard.lint.platforms.kubeadm import KUBELET_KIND, ExtraArg, kubeadm_node, read_extra_args
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformError, PlatformKubelet
 from numaguard.lint.load.later_stages import VALUE_STAGES
 from numaguard.lint.model import Path, Severity, Violation
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from numaguard.lint.k8s.kubelet_layers import EmbeddedText, Place, parse_embedded
-from numaguard.lint.k8s.openshift_base import cluster_gates, tell_cluster_gates, with_cluster_gates
-from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
+from numaguard.lint.platforms.openshift_base import cluster_gates, tell_cluster_gates, with_cluster_gates
+from numaguard.lint.platforms.carrier import PlatformError, PlatformKubelet
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 FEATURE_GATE_NAME = "cluster"
@@ -122,8 +122,8 @@ def node_pool_extract(doc: dict, source: str | None, line: int | None) -> list:
 def feature_gate(doc: dict) -> Iterator[PlatformKubelet | PlatformError]:
     """A FeatureGate (or a HostedCluster's featureGate): its gates judged as a kubelet's, only
     where they are written."""
-    from numaguard.lint.k8s.carrier_support import MappedKubelet
-    from numaguard.lint.k8s.openshift_base import MCO_KUBELET_CONF
+    from numaguard.lint.platforms.carrier_support import MappedKubelet
+    from numaguard.lint.platforms.openshift_base import MCO_KUBELET_CONF
 
     kind = str(doc.get("kind"))
     at: Path = ("spec",) if kind == "FeatureGate" else ("spec", "configuration", "featureGate")
@@ -185,9 +185,9 @@ def is_hypershift_configmap(doc: dict) -> bool:
 
 
 _EMBEDDED_READERS = {
-    ("machineconfiguration.openshift.io/", "KubeletConfig"): "platforms:openshift_kubelet_config",
-    ("machineconfiguration.openshift.io/", "MachineConfig"): "platform_openshift:machine_config",
-    ("performance.openshift.io/", "PerformanceProfile"): "platforms:performance_profile",
+    ("machineconfiguration.openshift.io/", "KubeletConfig"): "openshift_kubelet_config:openshift_kubelet_config",
+    ("machineconfiguration.openshift.io/", "MachineConfig"): "openshift_machineconfig:machine_config",
+    ("performance.openshift.io/", "PerformanceProfile"): "openshift_kubelet_config:performance_profile",
 }
 
 
@@ -216,7 +216,7 @@ def hypershift_configmap(doc: dict) -> Iterator[PlatformKubelet | PlatformError]
             if target is None:
                 continue
             module, _, function = target.partition(":")
-            read = getattr(import_module(f"numaguard.lint.k8s.{module}"), function)
+            read = getattr(import_module(f"numaguard.lint.platforms.{module}"), function)
             try:
                 found = read(inner)
                 found = [found] if isinstance(found, PlatformKubelet) else list(found)

@@ -6,9 +6,21 @@ awslabs/amazon-eks-ami `nodeadm`: the instance's user data is a MIME multi-part 
 the NodeConfigs in order (`internal/api/merge.go` `MergeNodeConfigs`: `mergo.Merge(WithOverride)`,
 `spec.kubelet.config` maps merged key by key through `util.Merge`, an empty value never
 overriding; `spec.kubelet.flags` appended), then writes the AMI's base configuration and the
-merged `spec.kubelet.config` as the drop-in `40-nodeadm.conf` (`platforms.eks_ami_configuration`)
+merged `spec.kubelet.config` as the drop-in `40-nodeadm.conf` (`eks_ami_configuration`)
 and passes the flags on the kubelet's command line, where they win over the file
 (`kubelet_flags`).
+
+The EKS `NodeConfig` itself (`eks_node_config`, one NodeConfig) (`node.eks.aws/v1alpha1`, awslabs/amazon-eks-ami
+`nodeadm/api/v1alpha1/nodeconfig_types.go`: `spec.kubelet.config` is a
+`map[string]runtime.RawExtension`, "a KubeletConfiguration that will be merged with the
+defaults"). nodeadm writes the AMI's configuration (`nodeadm/internal/kubelet/config.go`
+`defaultKubeletSubConfig` + `withDefaultReservedResources`: evictionHard memory.available
+100Mi, kubeReservedCgroup /runtime, systemReservedCgroup /system, kubeReserved cpu by the
+instance's cores, ephemeral-storage 1Gi and memory 11 x maxPods + 255Mi) to
+`/etc/kubernetes/kubelet/config.json` and the user's map as the drop-in
+`config.json.d/40-nodeadm.conf`; the kubelet merges a drop-in over its main file as a JSON
+merge patch (`cmd/kubelet/app/server.go` `mergeKubeletConfigurations`: `jsonpatch.MergePatch`),
+which `carrier.merge_patch` mirrors.
 
 `NodeadmLayer` is one NodeConfig's kubelet part and where it is written; `nodeconfigs_in_text`
 reads the NodeConfigs of a user-data text (MIME or a bare NodeConfig, as Karpenter's
@@ -20,17 +32,26 @@ from __future__ import annotations
 import email
 import email.policy
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from typing import Any
 
-from numaguard.lint.k8s.carrier_support import (FlaggedKubelet, embedded_findings, mergo_empty, mergo_untyped,
+from numaguard.lint.platforms.carrier_support import (FlaggedKubelet, embedded_findings, mergo_empty, mergo_untyped,
                                                 read_flags)
 from numaguard.lint.k8s.kubelet_flags import FlagArg
-from numaguard.lint.k8s.platforms import EKS_SOURCE, PlatformKubelet, eks_adjust, eks_ami_configuration, eks_node_config
+from numaguard.lint.k8s.quantity import format_bytes
 from numaguard.lint.load.documents import load_text
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformKubelet, merge_patch, plain_copy, written_config
 
 NODECONFIG_MEDIA_TYPE = "application/node.eks.aws"
 NODECONFIG_GROUP = "node.eks.aws/"
+
+# nodeadm internal/kubelet/config.go
+EKS_SOURCE = "the EKS AMI's nodeadm (internal/kubelet/config.go)"
+EKS_CGROUP_FIX = ('nodeadm sets kubeReservedCgroup "/runtime" and systemReservedCgroup "/system" '
+                  'in the AMI\'s base configuration; to use reservedSystemCPUs set both to "" in '
+                  'spec.kubelet.config (as nodeadm\'s own e2e case kubelet-config-set-empty does), '
+                  'or reserve CPUs with kubeReserved.cpu/systemReserved.cpu instead')
 
 
 @dataclass(frozen=True)
@@ -134,7 +155,7 @@ def nodeadm_carrier(platform: str, layers: list[NodeadmLayer], *, written: dict,
 
 def node_config_document(doc: dict) -> PlatformKubelet:
     """A NodeConfig document: its `spec.kubelet.config` over the AMI's base (nodeadm's drop-in,
-    `platforms.eks_node_config`) and its `spec.kubelet.flags`, which nodeadm passes on the
+    `eks_node_config`) and its `spec.kubelet.flags`, which nodeadm passes on the
     kubelet's command line where they win over the file (`--feature-gates` gate by gate), each
     flag's findings at its list item."""
     carrier = eks_node_config(doc)
@@ -152,7 +173,7 @@ def node_config_document(doc: dict) -> PlatformKubelet:
 
 
 def _in_terms_of(user_field: str):
-    """The EKS NodeConfig adjustments (platforms._eks_adjust), naming the user's own field."""
+    """The EKS NodeConfig adjustments (`_eks_adjust`), naming the user's own field."""
     def adjust(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Violation | None:
         v = eks_adjust(carrier, rule_id, v)
         if v is None:
@@ -170,5 +191,87 @@ def _name_layer(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Violatio
     return v
 
 
+# ---------------------------------------------------------------------------------------------
+# The EKS NodeConfig itself
+
+
+# The AMI's base configuration (the fields numaguard models).
+EKS_AMI_BASE = {
+    "apiVersion": KUBELET_API_VERSION, "kind": "KubeletConfiguration",
+    "evictionHard": {"memory.available": "100Mi", "nodefs.available": "10%",
+                     "nodefs.inodesFree": "5%"},
+    "featureGates": {"RotateKubeletServerCertificate": True},
+    "kubeReservedCgroup": "/runtime", "systemReservedCgroup": "/system",
+    # cpu: 6% of the first core, 1% of the second, 0.5% of cores 3-4, 0.25% beyond
+    # (getCPUMillicoresToReserve): 60m on the smallest instance, never zero.
+    "kubeReserved": {"cpu": "60m", "ephemeral-storage": "1Gi"},
+}
+
+
+def eks_node_config(doc: dict) -> PlatformKubelet:
+    path = ("spec", "kubelet", "config")
+    written = written_config(doc, path)
+    config, platform_set, unknown = eks_ami_configuration(plain_copy(written))
+    return PlatformKubelet("EKS NodeConfig", config, written, path, fallback=path if written else ("spec",)
+                           if isinstance(doc.get("spec"), dict) else (),
+                           platform_set=platform_set, unknown=unknown,
+                           adjusters=(_eks_adjust,))
+
+
+def eks_ami_configuration(user: dict) -> tuple[dict, dict[str, str], frozenset[str]]:
+    """(the configuration the kubelet runs with when nodeadm's drop-in holds `user`, what the
+    AMI set that the user did not, the fields whose AMI value depends on the instance type)."""
+    config = merge_patch(EKS_AMI_BASE, user)
+    unknown = set()
+    written_reserved = user.get("kubeReserved") if isinstance(user.get("kubeReserved"), dict) else {}
+    if "memory" not in written_reserved:
+        unknown.add("kubeReserved.memory")
+    if "cpu" not in written_reserved:
+        unknown.add("kubeReserved.cpu")
+    platform_set = {}
+    for name, value in (("kubeReservedCgroup", "/runtime"), ("systemReservedCgroup", "/system")):
+        if name not in user:
+            platform_set[name] = f"{name}: {value} is set by {EKS_SOURCE}"
+    return config, platform_set, frozenset(unknown)
+
+
+def _eks_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
+    if rule_id == "NG209" and "kubeReservedCgroup" in v.message and carrier.platform_set:
+        return Violation(v.path, v.message, v.container, v.severity, EKS_CGROUP_FIX + ".")
+    if rule_id == "NG221" and "kubeReserved.cpu" in carrier.unknown:
+        return None           # the AMI's own kubeReserved.cpu, not something the user wrote
+    if rule_id == "NG208" and "kubeReserved.memory" in carrier.unknown and \
+            "determined by Node Allocatable" in v.message:
+        # a warning while some instance type's maxPods makes the total add up; none can: an error
+        message, matches = _eks_memory_message(carrier.config)
+        return Violation(v.path, message, v.container, Severity.WARNING if matches else v.severity,
+                         "Set kubeReserved.memory explicitly in spec.kubelet.config, and make "
+                         "reservedMemory add up to kubeReserved.memory + systemReserved.memory + "
+                         "evictionHard memory.available.")
+    return v
+
+
+def _eks_memory_message(config: dict) -> tuple[str, bool]:
+    from numaguard.lint.k8s.kubelet import memory_reservation
+    reservation = memory_reservation(config)
+    total = reservation.reserved.get("memory", Decimal(0))
+    known = reservation.system_reserved + reservation.eviction.bytes
+    mib = Decimal(2**20)
+    implied = (total - known) / mib - 255
+    pods = implied / 11
+    matches = implied > 0 and pods == pods.to_integral_value()
+    hint = (f"; Σ reservedMemory memory {format_bytes(total)} only matches an instance type whose "
+            f"maxPods is {int(pods)}" if matches else
+            f"; Σ reservedMemory memory {format_bytes(total)} matches no maxPods at all")
+    return (f"reservedMemory cannot be checked against the node allocatable reservation: "
+            f"kubeReserved.memory is not set in spec.kubelet.config, so {EKS_SOURCE} sets it per "
+            f"instance type to 11 x maxPods + 255Mi (e.g. 893Mi at maxPods 58, 1465Mi at 110), and "
+            f"the kubelet refuses to start unless Σ reservedMemory equals kubeReserved.memory + "
+            f"systemReserved.memory {format_bytes(reservation.system_reserved)} + evictionHard "
+            f"memory.available {reservation.eviction.value}{hint}"), matches
+
+
+eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
+
 __all__ = ["NodeadmLayer", "nodeconfigs_in_text", "nodeadm_carrier", "node_config_document", "NODECONFIG_MEDIA_TYPE",
-           "EKS_SOURCE"]
+           "EKS_SOURCE", "EKS_AMI_BASE", "eks_node_config", "eks_ami_configuration", "eks_adjust"]

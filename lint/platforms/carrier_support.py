@@ -24,7 +24,7 @@ from typing import Any, Iterable
 from numaguard.lint.k8s.kubelet_flags import FlagArg, ParsedFlags, parse_flags
 from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
-from numaguard.lint.k8s.platforms import PlatformKubelet
+from numaguard.lint.platforms.carrier import PlatformKubelet
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation
 
 FLAG_FIX = ("Remove the argument or give it a value the kubelet reads; the kubelet stops on the "

@@ -35,7 +35,7 @@ import copy
 import re
 from typing import Any
 
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION
 from numaguard.lint.model import Path
 
 BOTTLEROCKET_SOURCE = "Bottlerocket's kubelet-config template (bottlerocket-core-kit a10182f packages/kubernetes-1.31)"
@@ -190,7 +190,7 @@ def bottlerocket_carrier(platform: str, settings: dict, place_of, fallback: Path
     """The carrier of a Bottlerocket node: `settings` (settings.kubernetes, Bottlerocket's
     spelling) rendered by the template; `place_of(key)` is the Place where a Bottlerocket key
     was written (None when it was not); `dropped`: what an earlier stage did not write."""
-    from numaguard.lint.k8s.carrier_support import MappedKubelet
+    from numaguard.lint.platforms.carrier_support import MappedKubelet
 
     config, sources, unknown, template_dropped = bottlerocket_kubelet(settings)
     places = {path: place_of(key) for path, key in sources.items()}

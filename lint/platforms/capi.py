@@ -6,7 +6,7 @@ kubernetes-sigs/cluster-api `api/bootstrap/kubeadm/v1beta1|v1beta2/kubeadmconfig
 `{name, value}` with unique names in v1beta2; `Patches.directory`; `File.encoding`: base64,
 gzip, gzip+base64), `api/controlplane/kubeadm/*/kubeadm_control_plane_types.go`
 (`spec.kubeadmConfigSpec`). Cluster API gives kubeadm no KubeletConfiguration: every kubelet
-starts from kubeadm's defaults (`platform_kubeadm.KUBEADM_DEFAULTS`; the kubelet-config
+starts from kubeadm's defaults (`kubeadm.KUBEADM_DEFAULTS`; the kubelet-config
 ConfigMap that joining machines read holds them too), changed only by kubeadm patches and the
 extra arguments. A KubeadmControlPlane's first machine runs `kubeadm init`, the others
 `kubeadm join`; a KubeadmConfig(Template) runs what it configures (join when it configures
@@ -30,13 +30,13 @@ from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import JSON6902, MERGE, REPLACE, STRATEGIC, Layer, Place, json_patch_touches, \
     parse_embedded, unread_patch
-from numaguard.lint.k8s.platform_kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args,
+from numaguard.lint.platforms.kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args,
                                                   runs_windows)
-from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
+from numaguard.lint.platforms.carrier import PlatformError, PlatformKubelet
 from numaguard.lint.load.later_stages import CAPI_FILE_TEMPLATE, CLOUD_INIT_JINJA, ENV_VARIABLE, LaterStage
 from numaguard.lint.model import Path, Severity, Violation
 
-# kind (of the groups numaguard.lint.k8s.platform_registry gives it) -> path of the
+# kind (of the groups numaguard.lint.platforms.registry gives it) -> path of the
 # KubeadmConfigSpec, and whether its machines run init, join or both.
 SPEC_PATHS: dict[str, tuple[Path, tuple[str, ...] | None]] = {
     "KubeadmConfig": (("spec",), None),
@@ -66,7 +66,7 @@ def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
     # embedded, internal/api/bootstrap/kubeadm/v1alpha3/upstream_types.go :218,
     # .../v1alpha4/kubeadm_types.go :212) and v1beta1 (api/bootstrap/kubeadm/v1beta1/
     # kubeadm_types.go :285); a list of {name, value} in v1beta2 (v1beta2/kubeadm_types.go :395).
-    # (platform_registry.API_VERSIONS lets no other version reach this reader.)
+    # (registry.API_VERSIONS lets no other version reach this reader.)
     as_list = api_version.endswith("/v1beta2")
     stages = machine_stages(spec)
     if phases is None:

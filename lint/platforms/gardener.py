@@ -38,9 +38,9 @@ import copy
 import re
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import MappedKubelet
+from numaguard.lint.platforms.carrier_support import MappedKubelet
 from numaguard.lint.k8s.kubelet_layers import Place
-from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError
+from numaguard.lint.platforms.carrier import KUBELET_API_VERSION, PlatformError
 from numaguard.lint.model import Path, Violation, items
 
 GARDENER_SOURCE = "Gardener (operatingsystemconfig/original/components/kubelet/config.go)"
