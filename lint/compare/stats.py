@@ -180,7 +180,7 @@ def classify(canary: Sequence[float], control: Sequence[float], direction: Direc
     lower = test.high < -bound and (ratio is None or ratio <= 1 - settings.margin) and apart
     level = f"{settings.confidence:.0%}"
     if higher or lower:
-        worse = higher == (direction is Direction.LOWER)
+        worse = higher == (direction == Direction.LOWER)
         way = "higher" if higher else "lower"
         reason = (f"the canary is {way} (shift {test.estimate:.4g}, {level} interval "
                   f"[{test.low:.4g}, {test.high:.4g}]" + (f", mean ratio {ratio:.3g}" if ratio else "")

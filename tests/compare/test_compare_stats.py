@@ -202,8 +202,8 @@ def test_the_bounds_are_the_order_statistics_of_the_differences():
 
 
 SLIPS = [
-    ("the direction swapped", "worse = higher == (direction is Direction.LOWER)",
-     "worse = higher != (direction is Direction.LOWER)"),
+    ("the direction swapped", "worse = higher == (direction == Direction.LOWER)",
+     "worse = higher != (direction == Direction.LOWER)"),
     ("the lower bound from the one-sided test on the wrong side", '_pvalue(x - d, y, "greater")', '_pvalue(x - d, y, "less")'),
     ("the upper bound from the one-sided test on the wrong side", '_pvalue(x - d, y, "less")', '_pvalue(x - d, y, "greater")'),
     ("the interval at the wrong level", "half_alpha = (1.0 - confidence) / 2", "half_alpha = 1.0 - confidence"),
@@ -219,10 +219,15 @@ def test_the_judge_passes_its_checks():
 
 @pytest.mark.parametrize("what, old, new", SLIPS, ids=[s[0] for s in SLIPS])
 def test_a_planted_regression_in_the_statistics_is_caught(what, old, new, monkeypatch):
+    with pytest.raises(AssertionError):
+        judge_checks(mutant_of(old, new, monkeypatch))
+
+
+def mutant_of(old: str, new: str, monkeypatch) -> types.ModuleType:
+    """numaguard.lint.compare.stats with `old` replaced by `new` (once), as a module."""
     source = Path(stats.__file__).read_text(encoding="utf-8")
-    assert source.count(old) == 1, f"the slip {what!r} no longer applies: update SLIPS"
+    assert source.count(old) == 1, f"the slip {old!r} no longer applies: update SLIPS"
     mutant = types.ModuleType("stats_mutant")
     monkeypatch.setitem(sys.modules, "stats_mutant", mutant)      # dataclasses look their module up
     exec(compile(source.replace(old, new), "stats_mutant.py", "exec"), mutant.__dict__)
-    with pytest.raises(AssertionError):
-        judge_checks(mutant)
+    return mutant
