@@ -53,6 +53,7 @@ def parse_selector(text: str) -> Selector:
         if not body.endswith("}"):
             raise SelectorError(f"{text!r}: an opening brace without its closing one")
         body = body[1:-1]
+    body = body.strip()
     matchers, written, position = [], [], 0
     while position < len(body):
         found = _MATCHER.match(body, position)
@@ -66,6 +67,8 @@ def parse_selector(text: str) -> Selector:
             if body[position] != ",":
                 raise SelectorError(f"{text!r}: expected a comma at {body[position:position + 30]!r}")
             position += 1
+            while position < len(body) and body[position].isspace():      # a trailing comma
+                position += 1
     if not matchers:
         raise SelectorError("an empty selector selects every series: name the group's pods, "
                             "e.g. namespace=\"shop\",pod=~\"web-canary-.*\"")
