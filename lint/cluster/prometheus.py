@@ -86,6 +86,9 @@ class Prometheus:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
             response = self.pool.request("GET", f"{self.url}{path}?{urlencode(params)}", headers=headers)
+        except u3.NameResolutionError:
+            raise PrometheusUnavailable("refused", f"{self.url}: cannot resolve the host name "
+                                        f"{urlsplit(self.url).hostname}") from None
         except u3.NewConnectionError as e:
             raise PrometheusUnavailable("refused", f"{self.url}: cannot connect: {_reason(e)}") from None
         except (u3.ConnectTimeoutError, u3.ReadTimeoutError, TimeoutError):

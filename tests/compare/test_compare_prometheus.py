@@ -29,6 +29,19 @@ TWINS = ['--canary', 'namespace="twins",pod=~"twin-a-.*"', '--control', '{namesp
 STEADY = ['--canary', 'namespace="steady",pod=~"gap-canary-.*"', '--control', 'namespace="steady",pod=~"gap-control-.*"']
 
 
+def _template_pods() -> list:
+    """Pods named as Argo Rollouts and Flagger name them, for deploy/canary's templates: a
+    Rollout's ReplicaSets <rollout>-<hash>-<suffix>, Flagger's <target>-<hash>-<suffix> and
+    <target>-primary-<hash>-<suffix>; the canary contended in "rollouts" and "flagger", quiet in
+    the twins' namespaces."""
+    pods = []
+    for namespace, stable in (("rollouts", "web-58c7b4"), ("flagger", "web-primary-58c7b4")):
+        for twins in ("", "-twins"):
+            pods += [Container(namespace + twins, f"web-6d4f9c-{s}", contended=not twins) for s in ("abcde", "fghij")]
+            pods += [Container(namespace + twins, f"{stable}-{s}") for s in ("klmno", "pqrst")]
+    return pods
+
+
 class Scraped:
     def __init__(self, url: str, end: float) -> None:
         self.url, self.end = url, end
@@ -45,7 +58,8 @@ def scraped(tmp_path_factory):
         [Container("shop", f"web-canary-{i}", contended=True, latency=0.02, requests=80) for i in range(2)]
         + [Container("shop", f"web-stable-{i}") for i in range(2)]
         + [Container("twins", f"twin-{g}-{i}") for g in "ab" for i in range(2)]
-        + [Container("steady", f"gap-control-{i}") for i in range(2)], seed=1)
+        + [Container("steady", f"gap-control-{i}") for i in range(2)]
+        + _template_pods(), seed=1)
     node_b = FakeAgentCollector([Container("steady", f"gap-canary-{i}") for i in range(2)], seed=2)
     exporters = [Exporter(node_a), Exporter(node_b)]
     server = PrometheusServer(tool("prometheus"), tmp_path_factory.mktemp("prometheus"), [e.target for e in exporters])
@@ -209,3 +223,76 @@ def test_a_regression_planted_in_the_judge_fails_the_real_check(scraped, what, m
     mutant = mutant_of(old, new, monkeypatch)
     with pytest.raises(AssertionError):
         _check_contended(_judge_real(scraped, mutant, monkeypatch))
+
+
+# ------------------------------------------------------------------ deploy/canary's templates
+
+def _instant(url: str, query: str, at: float) -> list[float]:
+    import urllib.parse
+    import urllib.request
+
+    params = urllib.parse.urlencode({"query": query, "time": f"{at:.3f}"})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{params}", timeout=30) as answer:
+        body = json.loads(answer.read())
+    assert body["status"] == "success" and body["data"]["resultType"] == "vector", body
+    return [float(item["value"][1]) for item in body["data"]["result"]]
+
+
+def _argo_phase(metric: dict, result: list[float]) -> str:
+    """Argo Rollouts' evaluate.EvaluateResult for the conditions these templates use (expr's
+    len(), &&, comparisons): Failed when the failure condition holds, Successful when the
+    success condition does, else Inconclusive."""
+    def holds(condition: str) -> bool:
+        assert re.fullmatch(r"len\(result\) > 0 && result\[0\] (<=|>) [0-9.]+", condition), condition
+        return eval(condition.replace("&&", "and"), {"len": len, "result": result})   # noqa: S307 (our own file)
+
+    if holds(metric["failureCondition"]):
+        return "Failed"
+    return "Successful" if holds(metric["successCondition"]) else "Inconclusive"
+
+
+@pytest.mark.parametrize("namespace, expected", [
+    ("rollouts", {"runqueue-delay": "Failed", "cpu-pressure": "Failed", "involuntary-context-switches": "Failed",
+                  "cpu-throttled-periods": "Failed", "memory-remote": "Successful"}),
+    ("rollouts-twins", {"runqueue-delay": "Successful", "cpu-pressure": "Successful",
+                        "involuntary-context-switches": "Successful", "cpu-throttled-periods": "Successful",
+                        "memory-remote": "Successful"}),
+])
+def test_the_argo_analysis_template_judges_the_real_series(scraped, namespace, expected):
+    import yaml
+
+    from conftest import REPO
+
+    [template] = list(yaml.safe_load_all((REPO / "deploy/canary/argo-analysistemplate.yaml").read_text()))
+    args = {"namespace": namespace, "rollout": "web", "canary-hash": "6d4f9c", "stable-hash": "58c7b4"}
+    phases = {}
+    for metric in template["spec"]["metrics"]:
+        query = re.sub(r"\{\{args\.([a-z-]+)\}\}", lambda m: args[m[1]], metric["provider"]["prometheus"]["query"])
+        assert "{{" not in query
+        phases[metric["name"]] = _argo_phase(metric, _instant(scraped.url, query, scraped.end))
+    assert phases == expected
+
+
+@pytest.mark.parametrize("namespace, failing", [
+    ("flagger", ["numaguard-runqueue-delay", "numaguard-cpu-pressure", "numaguard-cpu-throttled-periods"]),
+    ("flagger-twins", []),
+])
+def test_the_flagger_metric_templates_judge_the_real_series(scraped, namespace, failing):
+    """Each template rendered as Flagger renders it ({{ namespace }}, {{ target }}, {{ interval }})
+    and held to the thresholdRange README's Canary gives it."""
+    import yaml
+
+    from conftest import REPO
+    from test_canary_templates import readme_objects
+
+    canary = next(o for o in readme_objects() if o["kind"] == "Canary")
+    limits = {m["templateRef"]["name"]: m["thresholdRange"]["max"] for m in canary["spec"]["analysis"]["metrics"]}
+    model = {"namespace": namespace, "target": "web", "interval": "30s"}
+    over = []
+    for template in yaml.safe_load_all((REPO / "deploy/canary/flagger-metrictemplates.yaml").read_text()):
+        query = re.sub(r"\{\{ ([a-z]+) \}\}", lambda m: model[m[1]], template["spec"]["query"])
+        assert "{{" not in query
+        [value] = _instant(scraped.url, query, scraped.end)
+        if value > limits[template["metadata"]["name"]]:
+            over.append(template["metadata"]["name"])
+    assert over == failing
