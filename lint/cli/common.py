@@ -58,16 +58,20 @@ def write_reports(result, reports: list[tuple[str, str | None]], show_suppressed
 
     for fmt, target in reports:
         color = target is None and fmt == "text" and sys.stdout.isatty()
-        text = writer_for(fmt)(result, show_suppressed=show_suppressed, color=color)
-        if target:
-            try:
-                with open(target, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as e:
-                raise UsageProblem(f"{target}: cannot write the report: {e.strerror or e}") from None
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+        put_report(writer_for(fmt)(result, show_suppressed=show_suppressed, color=color), target)
+
+
+def put_report(text: str, target: str | None) -> None:
+    """A report's text to its file, or to standard output when `target` is None."""
+    if target:
+        try:
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise UsageProblem(f"{target}: cannot write the report: {e.strerror or e}") from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
 
 
 def exit_for(result, threshold: str) -> None:

@@ -17,7 +17,7 @@ import time
 
 import click
 
-from numaguard.lint.cli.common import UsageProblem, report_targets
+from numaguard.lint.cli.common import UsageProblem, put_report, report_targets
 from numaguard.lint.cli.main import Command
 
 EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
@@ -204,13 +204,4 @@ def _write(comparison, reports) -> None:
 
     for fmt, target in reports:
         color = target is None and fmt == "text" and sys.stdout.isatty()
-        text = writer_for(fmt)(comparison, color=color)
-        if target:
-            try:
-                with open(target, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as e:
-                raise UsageProblem(f"{target}: cannot write the report: {e.strerror or e}") from None
-        else:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+        put_report(writer_for(fmt)(comparison, color=color), target)

@@ -149,7 +149,7 @@ def rank_test(canary: np.ndarray, control: np.ndarray, confidence: float) -> Ran
     high = root(lambda d: half_alpha - _pvalue(x - d, y, "less"))
     pairs = len(x) * len(y)
     if pairs <= EXACT_ESTIMATE_PAIRS:
-        estimate = float(np.median(np.subtract.outer(x, y)))
+        estimate = float(np.median(np.subtract.outer(x, y).ravel(), overwrite_input=True))   # no copy
     else:       # where U is half the pairs: between the two middle differences
         estimate = root(lambda d: pairs / 2 - mannwhitneyu(x - d, y, method="asymptotic").statistic)
     return RankTest(float(result.statistic), _nan_one(result.pvalue), estimate, low, high, confidence)

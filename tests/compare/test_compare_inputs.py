@@ -184,33 +184,37 @@ def test_the_agents_ratios_and_shares_are_computed_as_the_queries_compute_them()
 
 # ----------------------------------------------------------------------------- command line
 
+GROUPS = ["--canary", 'pod="a"', "--control", 'pod="b"']
+PROM = [*GROUPS, "--prometheus", "http://x"]
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "Error: Missing option '--canary'"),
     (["--canary", 'pod="a"', "--control", 'pod="a"', "--prometheus", "http://x"],
      "--canary and --control select the same series"),
     (["--canary", 'pod="a"', "--control", 'pod~"b"', "--prometheus", "http://x"], "expected a label matcher"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"'], "give --prometheus URL, or --agent URL for each node agent"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "ftp://x"], "must be http:// or https://"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--agent", "http://y"],
+    (GROUPS, "give --prometheus URL, or --agent URL for each node agent"),
+    ([*GROUPS, "--prometheus", "ftp://x"], "must be http:// or https://"),
+    ([*PROM, "--agent", "http://y"],
      "give --prometheus or --agent, not both"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--agent", "http://y", "--metric", "x:q{ {{selector}} }:lower"],
+    ([*GROUPS, "--agent", "http://y", "--metric", "x:q{ {{selector}} }:lower"],
      "--metric x: PromQL needs --prometheus"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--agent", "http://y", "--end", "1700000000"],
+    ([*GROUPS, "--agent", "http://y", "--end", "1700000000"],
      "--end needs --prometheus"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--agent", "y:9100"], "an agent's URL is http://HOST:PORT"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--window", "30x"],
+    ([*GROUPS, "--agent", "y:9100"], "an agent's URL is http://HOST:PORT"),
+    ([*PROM, "--window", "30x"],
      "'30x' is not a duration such as 30m"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--window", "30s1m"],
+    ([*PROM, "--window", "30s1m"],
      "each unit once, largest first"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--window", "1m", "--step", "40s"],
+    ([*PROM, "--window", "1m", "--step", "40s"],
      "--step 40s leaves fewer than 3 samples in --window 1m"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--end", "yesterday"],
+    ([*PROM, "--end", "yesterday"],
      "--end 'yesterday': give now, a Unix time or an RFC 3339 time"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--output", "r.sarif"],
+    ([*PROM, "--output", "r.sarif"],
      "r.sarif: numaguard compare writes text, json, html"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--marginal-score", "96"],
+    ([*PROM, "--marginal-score", "96"],
      "--marginal-score must not be above --pass-score"),
-    (["--canary", 'pod="a"', "--control", 'pod="b"', "--prometheus", "http://x", "--prometheus-token-file", "/nonexistent"],
+    ([*PROM, "--prometheus-token-file", "/nonexistent"],
      "--prometheus-token-file /nonexistent: No such file or directory"),
 ])
 def test_unusable_input_exits_2_with_one_line(args, message):
