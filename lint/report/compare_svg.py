@@ -75,7 +75,7 @@ def distribution_svg(samples: dict[str, np.ndarray], unit: str, title: str) -> s
                      f'fill="{color}" fill-opacity="0.3" stroke="{color}"/>'
                      f'<line x1="{xs[2]:.1f}" y1="{y - 6}" x2="{xs[2]:.1f}" y2="{y + 6}" stroke="{color}" stroke-width="2"/></g>')
     parts.append(_axis_x(low, high, HEIGHT - 22, lambda v: number(v)))
-    parts.append(f'<text class="tick" x="{WIDTH - RIGHT}" y="{HEIGHT - 1}" text-anchor="end">{escape(unit)}</text>')
+    parts.append(f'<text class="tick" x="{WIDTH - RIGHT}" y="{TOP + 8}" text-anchor="end">{escape(unit)}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
