@@ -56,9 +56,18 @@ def test_identical_groups_across_two_agents_do_not_fail(agents):
 
 def test_an_agent_that_cannot_be_read_makes_it_inconclusive(agents):
     dead = f"http://127.0.0.1:{free_port()}/metrics"
-    run = run_cli("compare", "--agent", agents[0], "--agent", dead, *WINDOW, "--format", "json",
-                  "--canary", 'namespace="twins",pod="twin-a-0"', "--control", 'namespace="twins",pod="twin-b-0"')
+    failing = FakeAgentCollector([Container("twins", "twin-c-0")], seed=5)
+    failing.down_between = (0.0, float("inf"))            # every scrape answers 500
+    broken = Exporter(failing)
+    try:
+        run = run_cli("compare", "--agent", agents[0], "--agent", dead, "--agent", f"http://{broken.target}", *WINDOW,
+                      "--format", "json", "--canary", 'namespace="twins",pod="twin-a-0"',
+                      "--control", 'namespace="twins",pod="twin-b-0"')
+    finally:
+        broken.close()
     assert run.returncode == 3 and "Traceback" not in run.stderr
     report = json.loads(run.stdout)
-    assert report["verdict"]["problems"] == [f"agent {dead}: 7 of 7 reads failed (last: [Errno 111] Connection refused)"]
+    assert report["verdict"]["problems"] == [
+        f"agent {dead}: 7 of 7 reads failed (last: [Errno 111] Connection refused)",
+        f"agent http://{broken.target}/metrics: 7 of 7 reads failed (last: HTTP 500)"]
     assert report["verdict"]["reason"].startswith("score 100, but the read is partial: agent ")

@@ -113,3 +113,31 @@ def test_the_screenshot_shows_both_groups(tmp_path):
     for colour in COLORS.values():
         rgb = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
         assert count_colour(png, rgb, tolerance=10) > 300, colour
+
+
+def test_the_page_is_well_formed_and_shows_the_runs_thresholds():
+    """Every element opened is closed, in order (a table left open would swallow what follows);
+    the verdict line gives the run's own thresholds."""
+    from dataclasses import replace
+    from html.parser import HTMLParser
+
+    comparison = _comparison()
+    page = render(replace(comparison, settings=replace(comparison.settings, pass_score=90.0, marginal_score=60.0)))
+    assert "(pass at 90, fail below 60)" in page
+    void = {"meta", "br", "line", "rect", "circle", "polyline", "polygon", "input"}
+    stack: list[str] = []
+
+    class Balance(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            if tag not in void:
+                stack.append(tag)
+
+        def handle_startendtag(self, tag, attrs):
+            pass
+
+        def handle_endtag(self, tag):
+            if tag not in void:
+                assert stack and stack.pop() == tag, (tag, stack[-3:])
+
+    Balance().feed(page)
+    assert stack == []

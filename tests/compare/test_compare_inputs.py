@@ -5,6 +5,7 @@ Prometheus's rate() gives; the command line's unusable inputs (exit 2)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -29,6 +30,14 @@ def test_a_selector_is_read_as_promql_reads_label_matchers():
     assert not s.matches({"namespace": "shop", "pod": "web-canary-1", "container": "sidecar"})
     assert not s.matches({"namespace": "shop", "pod": "web-canary-1", "pool": "gpu"})
     assert parse_selector(r'pod="a\"b\\c\n"').matchers[0].value == 'a"b\\c\n'        # Go's escapes
+
+
+def test_the_selectors_errors_suggest_selectors_that_parse():
+    for text in ("", 'pod!="x"'):
+        with pytest.raises(SelectorError) as caught:
+            parse_selector(text)
+        example = str(caught.value).rsplit("e.g. ", 1)[1]
+        assert parse_selector(example).text == example
 
 
 @pytest.mark.parametrize("text, message", [
@@ -73,6 +82,17 @@ def test_a_metric_the_command_cannot_use_is_refused(text, message):
     with pytest.raises(MetricError) as caught:
         parse_metric(text)
     assert message in str(caught.value)
+
+
+def test_readme_lists_the_default_metrics_as_the_code_has_them():
+    """README's table of default metrics: each name with its floor and unit, in the code's order."""
+    from conftest import REPO
+
+    chapter = (REPO / "README.md").read_text().split("## Canary against control: `numaguard compare`", 1)[1]
+    rows = re.findall(r"^\| `([a-z-]+)` \| .+ \| (\S+?)(?: ?([a-z/]+))? \|$", chapter.split("### How it judges")[0], re.M)
+    units = {"s/s": "s/s", "/s": "1/s", None: "ratio"}
+    assert [(name, float(floor), units[unit or None]) for name, floor, unit in rows] == [
+        (m.name, m.floor, m.unit) for m in DEFAULT_METRICS]
 
 
 def test_the_metric_set_takes_the_defaults_and_lets_a_user_metric_replace_one():
