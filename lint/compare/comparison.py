@@ -13,8 +13,7 @@ import numpy as np
 from numaguard.lint.compare.metrics import Metric
 from numaguard.lint.compare.selector import Selector
 from numaguard.lint.compare.series import Coverage, Series, Timeline, Window, coverage, samples, timeline
-from numaguard.lint.compare.stats import (Classification, JudgeSettings, MetricJudgement, Scored, Verdict,
-                                          classify, verdict)
+from numaguard.lint.compare.stats import JudgeSettings, MetricJudgement, Scored, Verdict, classify, verdict
 
 GROUPS = ("canary", "control")
 
@@ -127,7 +126,7 @@ def _read_errors(reads: Mapping[str, Mapping[str, GroupRead]]) -> list[str]:
             for error, where in hit.items()]
 
 
-def _unmatched(grouped: Mapping[str, dict[str, GroupResult]], selectors: dict[str, Selector]) -> list[str]:
+def _unmatched(grouped: Mapping[str, dict[str, GroupResult]]) -> list[str]:
     """The groups whose selector matched nothing in any metric that could be read."""
     return [g for g in GROUPS
             if any(not groups[g].error for groups in grouped.values())
@@ -143,7 +142,7 @@ def compare(metrics: Sequence[Metric], reads: Mapping[str, Mapping[str, GroupRea
     reads, Prometheus's warnings)."""
     selectors = {"canary": canary, "control": control}
     grouped = {m.name: {g: _group(reads[m.name][g], m, window) for g in GROUPS} for m in metrics}
-    unmatched = _unmatched(grouped, selectors)
+    unmatched = _unmatched(grouped)
     # a group that matched nothing is said once, plainly, not once per metric
     problems = [f"the {g} selector {{{selectors[g].text}}} matched no series of any metric: no pod of "
                 "the group is running, or the selector is wrong" for g in unmatched]
@@ -162,4 +161,4 @@ def compare(metrics: Sequence[Metric], reads: Mapping[str, Mapping[str, GroupRea
                       settings, min_coverage, notes)
 
 
-__all__ = ["Classification", "Comparison", "GroupRead", "GroupResult", "MetricResult", "compare", "utc"]
+__all__ = ["Comparison", "GroupRead", "GroupResult", "MetricResult", "compare", "utc"]

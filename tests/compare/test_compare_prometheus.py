@@ -190,7 +190,6 @@ def _judge_real(scraped, module=None, monkeypatch=None):
     if module is not None:
         for name in ("classify", "verdict"):
             monkeypatch.setattr(comparison, name, getattr(module, name))
-        monkeypatch.setattr(comparison, "Classification", module.Classification)
         monkeypatch.setattr(comparison, "Scored", module.Scored)
     metrics = MetricSet.build([parse_metric(P99)]).metrics
     selectors = {"canary": parse_selector(SHOP[1]), "control": parse_selector(SHOP[3])}
