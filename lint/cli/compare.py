@@ -101,7 +101,10 @@ def _read_file(path: str, what: str) -> str:
 def compare(canary, control, window, end, step, prometheus_url, prometheus_token_file, prometheus_ca_file,
             request_timeout, agents, metric_specs, no_default_metrics, rate_interval, confidence, margin,
             pass_score, marginal_score, min_coverage, formats, outputs) -> None:
-    """Compare a canary with its control over a window and give a verdict: pass, fail or inconclusive."""
+    """Compare a canary with its control over a window and give a verdict: pass, fail or inconclusive.
+
+    Exit 0 pass, 1 fail, 3 inconclusive (a partial read, or a score between the thresholds),
+    2 unusable input."""
     from numaguard.lint.compare.metrics import MetricError, MetricSet, parse_metric
     from numaguard.lint.compare.selector import SelectorError, parse_selector
     from numaguard.lint.compare.stats import JudgeSettings
