@@ -107,6 +107,14 @@ class Config:
         pools = {p.name: resolve(p.node) if p.node else default for p in self.pools}
         return default, {name: path for name, path in pools.items() if path}
 
+    def node_namings(self, override: str | None = None) -> dict[str | None, str]:
+        """Who named the node descriptions `node_paths` finds, for the default one (key None)
+        and each pool's: "--node" (`override`), "node" (the top-level `node:`) or "poolNode"
+        (the pool's own `node:`). A pod simulated on a node the user named is declared for it."""
+        default = "--node" if override else "node" if self.node else None
+        pools = {p.name: "poolNode" if p.node else default for p in self.pools}
+        return {key: way for key, way in {None: default, **pools}.items() if way}
+
 
 def parse_version(text: str) -> tuple[int, int]:
     major, _, minor = str(text).partition(".")

@@ -81,11 +81,14 @@ class LintResult:
 def lint_documents(documents: Iterable[Document | dict], *, config: Config | None = None,
                    selection: Selection | None = None, node: Any = None,
                    load_errors: Iterable[LoadError] = (), context: LintContext | None = None,
-                   pool_nodes: dict[str, Any] | None = None) -> LintResult:
+                   pool_nodes: dict[str, Any] | None = None,
+                   node_named_by: dict[str | None, str] | None = None) -> LintResult:
     """Lint parsed documents. Plain dicts are accepted (no positions, no file). `context`: a
-    `rule_context(config, node, pool_nodes)` the caller keeps across calls (the webhook: one
-    per worker). `node` is the default node description, `pool_nodes` each pool's by name."""
-    linter = Linter(config=config, selection=selection, node=node, context=context, pool_nodes=pool_nodes)
+    `rule_context(config, node, pool_nodes, node_named_by)` the caller keeps across calls (the
+    webhook: one per worker). `node` is the default node description, `pool_nodes` each pool's
+    by name; `node_named_by` says who named them (`rule_context`)."""
+    linter = Linter(config=config, selection=selection, node=node, context=context, pool_nodes=pool_nodes,
+                    node_named_by=node_named_by)
     linter.lint(documents, load_errors)
     return linter.finish()
 
@@ -110,10 +113,12 @@ class Linter:
 
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None, context: LintContext | None = None,
-                 pool_nodes: dict[str, Any] | None = None) -> None:
+                 pool_nodes: dict[str, Any] | None = None,
+                 node_named_by: dict[str | None, str] | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
-        self._run = _Run(context or rule_context(config, node, pool_nodes), selection, config.pools_naming)
+        self._run = _Run(context or rule_context(config, node, pool_nodes, node_named_by), selection,
+                         config.pools_naming)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
@@ -204,13 +209,18 @@ def skip_reason(data: Any) -> str | None:
     return None
 
 
-def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | None = None) -> LintContext:
+def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | None = None,
+                 node_named_by: dict[str | None, str] | None = None) -> LintContext:
     """What every check may consult besides its subject, built from the config and the node
     descriptions: `node` is the default one (pools without their own, subjects of no pool),
-    `pool_nodes` each pool's by name. One empty node state per distinct node, built here once."""
+    `pool_nodes` each pool's by name. `node_named_by`: who named them, for the default (key
+    None) and each pool's (`Config.node_namings`: "--node", "node", "poolNode"); a pod
+    simulated on a node the user named is declared for it (`LintContext.node_named_by`). The
+    webhook and `audit` name none. One empty node state per distinct node, built here once."""
     states: dict[int, Any] = {}
+    named_by = node_named_by or {}
 
-    def parts(node: Any) -> dict:
+    def parts(node: Any, key: str | None) -> dict:
         if node is None:
             return {"node": None, "kubelet_config": None, "empty_node_state": None}
         kubelet_config = getattr(node, "kubelet_config", None)
@@ -220,13 +230,14 @@ def rule_context(config: Config, node: Any = None, pool_nodes: dict[str, Any] | 
 
             states[id(node)] = empty_state_or_none(node.topology, kubelet_config,
                                                    name=getattr(node, "name", "node"))
-        return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)]}
+        return {"node": node, "kubelet_config": kubelet_config, "empty_node_state": states[id(node)],
+                "node_named_by": named_by.get(key)}
 
     common = {"kubernetes_version": config.kubernetes_version, "scope_all": config.scope_all,
               "carriers": config.pod_carriers}
-    pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node)))
+    pools = tuple(LintContext(**common, pool=pool, **parts((pool_nodes or {}).get(pool.name, node), pool.name))
                   for pool in config.pools)
-    return LintContext(**common, **parts(node), pools=pools)
+    return LintContext(**common, **parts(node, None), pools=pools)
 
 
 class _Run:
@@ -382,11 +393,11 @@ class _Run:
 
         # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
         # a pool) gets no NG002 either (README "Which pods are policy-checked").
-        scope, contexts = pod_placement(pod, self.ctx)
+        scope, contexts, declared_by = pod_placement(pod, self.ctx)
         if scope in ("out", "unmanaged"):
             self.summary.unmanaged += scope == "unmanaged"
             return
-        self.summary.assumed_managed += scope == "assumed"
+        self.summary.declare("pods", declared_by)
         prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec) + [
             Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
@@ -399,13 +410,14 @@ class _Run:
             return
         if scope == "validity":
             contexts = (replace(self.ctx, in_pool=False),)
-        # A pod only assumed to be managed (no pool that pods can target is configured) is
-        # told about the policy, not failed on it: its policy findings are warnings at most.
-        cap = Severity.WARNING if scope == "assumed" else None
         rules = [r for r in self.rules("pod") if scope != "validity" or r.id in VALIDITY_RULES]
+        # Simulated on a node description: declared for it when the user named that node
+        # (`--node`, the config's `node:`, the pool's `node:`), whatever the pod's policy tier.
+        named = next((c.node_named_by or "unnamed" for c in contexts if c.node is not None), None)
+        self.summary.declare("numaFit", named if any(r.needs_node for r in rules) else None)
         for rule, v in _judged_in_each(rules, pod, contexts):
             self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
-                           cap=None if rule.id in VALIDITY_RULES else cap)
+                           cap=_pod_cap(scope, rule, named not in (None, "unnamed"), VALIDITY_RULES))
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
         """What the kubelet did with a live Pod (its status), whatever the pod's scope."""
@@ -418,10 +430,10 @@ class _Run:
         """A KubeletConfiguration, merged with its drop-ins when they are linted too, judged
         as the kubelet reads it: unknown fields are reported (NG002) and dropped, the rest is
         checked; what stops any kubelet applies to every configuration, the pool requirements
-        only to pool configurations (`kubelet_in_pool`)."""
+        only to pool configurations (`kubelet_declaration`)."""
         from numaguard.lint.k8s.kubelet_dropin import dropin_owner, merge_kubelet_configs
         from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
-        from numaguard.lint.rules.kubelet import kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_declaration
 
         if id(doc) in self.merged_dropins and not prefix:
             self.summary.objects -= 1             # linted as part of its main configuration
@@ -441,9 +453,10 @@ class _Run:
         effective = merge_kubelet_configs(decoded[0].effective, [d.effective for d in decoded[1:]])
         # The pools it belongs to: those whose kubeletConfigs name the main file or a drop-in.
         pools = tuple(dict.fromkeys(name for part in parts for name in self.pools_naming(part.source)))
-        in_pool = kubelet_in_pool(effective, self.ctx, bool(pools))
+        declared_by = kubelet_declaration(effective, self.ctx, bool(pools))
+        in_pool = declared_by is not None
         ignores = frozenset().union(*(p.ignores for p in parts))
-        for rule, v, cap in self._judge_kubelet(effective, pools, in_pool):
+        for rule, v, cap in self._judge_kubelet(effective, pools, declared_by):
             if len(parts) == 1:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores, cap=cap)
             else:
@@ -458,21 +471,22 @@ class _Run:
         contexts = [c for c in map(self.ctx.pool_context, pools) if c is not None] or [self.ctx]
         return contexts if in_pool else [replace(c, in_pool=False) for c in contexts]
 
-    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], in_pool: bool,
+    def _judge_kubelet(self, config: dict, pools: tuple[str, ...], declared_by: str | None,
                        version: tuple[int, int] | None = None):
         """(rule, violation, cap) for a kubelet configuration: what stops any kubelet for all,
-        the pool requirements for a pool configuration. One held to them only because it shows
-        the intent (`kubelet_assumed`: no declared pool names or selects it, no `scope: all`) is
-        counted, and its policy findings are warnings at most, as for a pod only assumed to be
-        managed; a start-up refusal stays what it is: a validity rule's finding, or a policy
-        rule's that says the kubelet refuses to start (`Violation.refusal`: an unknown policy
-        name, static CPUs with none reserved), but not NG201's for `PodLevelResources: false`
-        with every dependent gate off. `version`: the kubelet's own, when the carrier pins it
-        (a kind node's image), else the run's target."""
-        from numaguard.lint.rules.kubelet import VALIDITY_RULES, kubelet_assumed
+        the pool requirements for a pool configuration (`declared_by`, `kubelet_declaration`).
+        One held to them only because it shows the intent through a manager policy ("assumed":
+        no declared pool names or selects it, no `scope: all`, not the PodLevelResourceManagers
+        gate) has its policy findings' default severities lowered to warning, as a pod only
+        assumed to be managed; a start-up refusal stays what it is: a validity rule's finding,
+        or a policy rule's that says the kubelet refuses to start (`Violation.refusal`: an
+        unknown policy name, static CPUs with none reserved), but not NG201's for
+        `PodLevelResources: false` with every dependent gate off. `version`: the kubelet's own,
+        when the carrier pins it (a kind node's image), else the run's target."""
+        from numaguard.lint.rules.kubelet import VALIDITY_RULES
 
-        assumed = kubelet_assumed(config, self.ctx, bool(pools))
-        self.summary.assumed_kubelets += assumed
+        self.summary.declare("kubeletConfigurations", declared_by)
+        assumed, in_pool = declared_by == "assumed", declared_by is not None
         rules = [r for r in self.rules("kubelet") if in_pool or r.id in VALIDITY_RULES]
         contexts = self._contexts(pools, in_pool)
         if version is not None:
@@ -530,7 +544,7 @@ class _Run:
         from numaguard.lint.k8s.kubelet_layers import COMPANION, MERGE, REPLACE, STRATEGIC
         from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX, decode_kubelet_config
         from numaguard.lint.k8s.platforms import drop_paths
-        from numaguard.lint.rules.kubelet import kubelet_in_pool
+        from numaguard.lint.rules.kubelet import kubelet_declaration
 
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
@@ -587,15 +601,19 @@ class _Run:
             if rule is not None:
                 self._emit_doc(doc, prefix, ref, rule, v, ignores)
         # The pool requirements apply to a configuration of a pool (one over a base numaguard
-        # does not see only when the config names its file), when it shows the intent (a
-        # manager policy, the gate; a PerformanceProfile always sets cpuManagerPolicy static) or
-        # under scope: all; what stops any kubelet applies to every one (`kubelet_in_pool`).
+        # does not see only when the config names its file, or when it shows the intent), when
+        # the PodLevelResourceManagers gate declares it (in whatever layer or flag the carrier
+        # merges), when it shows the intent through a manager policy (assumed; a
+        # PerformanceProfile always sets cpuManagerPolicy static) or under scope: all; what
+        # stops any kubelet applies to every one (`kubelet_declaration`).
         named = self.pools_naming(doc.source)
         selected = tuple(p.pool.name for p in self.ctx.pools
                          if p.pool.name not in named and p.pool.selected_by(carrier.nodes))
         pools = named + selected
-        in_pool = kubelet_in_pool(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known))
-        for rule, v, cap in self._judge_kubelet(config, pools, in_pool, carrier.kubernetes_version):
+        declared_by = kubelet_declaration(config, self.ctx, bool(named) or (bool(selected) and carrier.base_known),
+                                          selected=bool(selected))
+        in_pool = declared_by is not None
+        for rule, v, cap in self._judge_kubelet(config, pools, declared_by, carrier.kubernetes_version):
             emit(rule, v, cap=cap)
 
         def locate_setting(path: Path) -> tuple[Path, tuple[int, int] | None]:
@@ -652,12 +670,14 @@ class _Run:
               held: tuple | None = None, cap: Severity | None = None) -> None:
         """Record a finding; `held` (profile, kubelet path) keeps a rendered KubeletConfig's
         finding back until the run shows whether its profile has it too (`rendered`); `cap`
-        is the highest severity it may have (a pod or kubelet configuration only assumed to be
-        for a managed pool: warning)."""
+        is the highest default severity it may have (a pod or kubelet configuration only
+        assumed to be for a managed pool: warning). A severity the config sets for the rule
+        (`rules: {NG206: error}`) applies as written, on every tier."""
         if not self.selection.enabled(rule):
             return
-        severity = self.selection.severities.get(rule.id) or v.severity or rule.severity
-        if cap is not None and severity.rank > cap.rank:
+        configured = self.selection.severities.get(rule.id)
+        severity = configured or v.severity or rule.severity
+        if cap is not None and configured is None and severity.rank > cap.rank:
             severity = cap
         suppressed = rule.id in ignores or "all" in ignores
         finding = Finding(
@@ -678,6 +698,17 @@ class _Run:
             self.summary.suppressed += 1
         else:
             self.summary.counts[finding.severity.value] += 1
+
+
+def _pod_cap(scope: str, rule: Rule, node_named: bool, validity: frozenset[str]) -> Severity | None:
+    """The highest default severity of a pod finding: a pod only assumed to be managed (no
+    pool that pods can target is configured) is told about the policy, not failed on it, so
+    its policy findings are warnings at most; but what the simulator predicts the kubelet does
+    on a node description the user named (NG301-NG303, every rule that needs a node) keeps its
+    severity: the pod was declared for that node. Validity findings are never lowered."""
+    if scope != "assumed" or rule.id in validity or (rule.needs_node and node_named):
+        return None
+    return Severity.WARNING
 
 
 def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintContext]):

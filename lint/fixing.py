@@ -21,13 +21,14 @@ from __future__ import annotations
 import copy
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Iterable
 
 from numaguard.lint.config import Config
 from numaguard.lint.engine import Selection, lint_documents
 from numaguard.lint.load.documents import Document, expand_lists, position_of
+from numaguard.lint.load.roundtrip import REMOVE, remove_key
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, dotted_path
 from numaguard.lint.objects import Classified, PodTarget, classify
 from numaguard.lint.rules.base import LintContext
@@ -37,10 +38,14 @@ from numaguard.lint.rules.fixes_pods import POD_FIXES
 
 FIXES = {**POD_FIXES, **KUBELET_FIXES}
 # The order fixes are tried in: a budget before its checks, a request lowered to (NG114) or set
-# to (NG103) its limit before both are rounded (NG104), gates before policies.
-FIX_ORDER = ("NG101", "NG114", "NG103", "NG104", "NG105", "NG201", "NG202", "NG205", "NG204", "NG208")
+# to (NG103) its limit before both are rounded (NG104), gates before policies (a removed gate
+# the kubelet refuses first).
+FIX_ORDER = ("NG101", "NG114", "NG103", "NG104", "NG105", "NG210", "NG201", "NG202", "NG203", "NG205", "NG204",
+             "NG208")
 MAX_STEPS = 50          # fixes tried in one document (each step keeps at most one)
 MISSING = object()      # Change.old of a field that was not there
+NOTHING_TO_CHANGE = ("its fix has nothing to change here: the value it would write is not written in this "
+                     "object, or is already what it would write")
 
 
 @dataclass(frozen=True)
@@ -185,16 +190,24 @@ def _fix_document(doc: Document, wanted: dict[tuple, Finding], settings: FixSett
     for _ in range(MAX_STEPS):
         step = _next_fix(working, current, doc, wanted, start_keys, settled, left, settings, dropins)
         if step is None:
+            unreached = NOTHING_TO_CHANGE
             break
         working, current, fix, new_edits, key = step
         applied.append(fix)
         edits += new_edits
         fixed.append(key)
+    else:
+        unreached = f"numaguard stops after {MAX_STEPS} fixes in one document: run numaguard fix again"
     key_now = partial(_key, working, settings=settings)
     grown = _grown_errors(start, current, key_now, key_now)
     if grown is not None:
         left.update(dict.fromkeys(fixed, f"together the fixes would raise {grown.rule}: {grown.message}"))
         applied, edits = [], []
+    # Every finding shown with a fix is fixed or listed: one no fix reached is still there.
+    present = {key_now(f) for f in current}
+    for key in wanted.keys() - left.keys() - set(fixed):
+        if key in present:
+            left[key] = unreached
     plan.left.extend(_left(f, left[key]) for key, f in wanted.items() if key in left)
     if applied:
         plan.fixes.extend(applied)
@@ -236,7 +249,8 @@ def _next_fix(working: Any, current: list[Finding], doc: Document, wanted: dict,
             continue
         left.pop(key, None)
         settled.add(key)
-        changes = tuple(Change(e.path, _get(working, e.path), e.value) for e in new_edits)
+        changes = tuple(Change(e.path, _get(working, e.path), MISSING if e.remove else e.value)
+                        for e in new_edits)
         shown = wanted.get(key)
         fix = AppliedFix(f.rule, doc.index, shown.line if shown else None, f.object, changes, key[1])
         return candidate, after, fix, new_edits, key
@@ -245,11 +259,15 @@ def _next_fix(working: Any, current: list[Finding], doc: Document, wanted: dict,
 
 def _grown_errors(before: list[Finding], after: list[Finding], key_before: Callable, key_after: Callable,
                   exempt: frozenset[str] = frozenset()) -> Finding | None:
-    """An error of `after` beyond the count `before` had for its rule and pod (or object), as
-    the key functions name them; errors of the `exempt` rules do not count."""
-    def count(findings, key):
-        return Counter(key(f) for f in findings if f.severity == Severity.ERROR and f.rule not in exempt)
-    was, now = count(before, key_before), count(after, key_after)
+    """An error of `after` beyond the count of findings `before` had for its rule and pod (or
+    object), as the key functions name them; errors of the `exempt` rules do not count. A
+    finding `before` had at a lower severity is no new error: turning the
+    PodLevelResourceManagers gate on (NG202) declares a configuration only assumed to be a
+    pool's, and its pool requirements are then errors at their default severity."""
+    def count(findings, key, errors_only):
+        return Counter(key(f) for f in findings if f.rule not in exempt
+                       and (f.severity == Severity.ERROR or not errors_only))
+    was, now = count(before, key_before, False), count(after, key_after, True)
     return next((f for f in after if f.severity == Severity.ERROR and f.rule not in exempt
                  and now[key_after(f)] > was[key_after(f)]), None)
 
@@ -276,7 +294,7 @@ def _edits(data: Any, rule: str, path: Path, settings: FixSettings, sources: lis
     inner = path[len(base):] if path[:len(base)] == base else ()
     # the context of the pool it belongs to (its node description), as the engine judges it
     context = _kubelet_contexts(settings, sources, carrier)[0]
-    return [Edit(base + e.path, e.value) for e in KUBELET_FIXES[rule](config, inner, context)]
+    return [replace(e, path=base + e.path) for e in KUBELET_FIXES[rule](config, inner, context)]
 
 
 def _kubelet_contexts(settings: FixSettings, sources: list[str | None], carrier: Any) -> list[LintContext]:
@@ -424,8 +442,12 @@ def parse_path(data: Any, dotted: str) -> Path:
 # ------------------------------------------------------------------------------- plain data
 
 def apply_edits(data: Any, edits: Iterable[Edit]) -> Any:
-    """`data` with the edits made in place (mappings created on the way); returns it."""
+    """`data` with the edits made in place (mappings created on the way, a removed key's
+    mapping deleted when left empty: `roundtrip.remove_key`); returns it."""
     for edit in edits:
+        if edit.remove:
+            remove_key(data, tuple(edit.path))
+            continue
         node = data
         for step in edit.path[:-1]:
             if isinstance(node, dict) and not isinstance(node.get(step), (dict, list)):

@@ -141,14 +141,50 @@ RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` 
                "`kustomize build DIR | numaguard lint -`")
 
 
+# What took each object as meant for a managed pool, per tier (README "Which pods are
+# policy-checked" and "Which KubeletConfigurations are pool configurations"): the keys of
+# `Summary.declared` and of the JSON report's `summary.declaredBy`, each tier's "assumed" (or,
+# for NUMA fit, "unnamed") last. "pods": the policy tier of pods and pod templates (a pool
+# they target, the `numaguard.io/scope: managed` annotation, `scope: all`); "numaFit": the pods
+# simulated on a node description, by who named it (`--node`, the config's `node:`, their
+# pool's `node:`; "unnamed": a node numaguard picked, as `audit` does, or a library caller's);
+# "kubeletConfigurations": the pool requirements of kubelet configurations (a pool names or
+# selects it, `scope: all`, the PodLevelResourceManagers gate).
+TIERS: dict[str, tuple[str, ...]] = {
+    "pods": ("pool", "annotation", "scopeAll", "assumed"),
+    "numaFit": ("--node", "node", "poolNode", "unnamed"),
+    "kubeletConfigurations": ("pool", "scopeAll", "gate", "assumed"),
+}
+_TIER_WORDS = {
+    ("pods", "pool"): "pod(s) declared by a pool they target",
+    ("pods", "annotation"): "pod(s) declared by numaguard.io/scope: managed",
+    ("pods", "scopeAll"): "pod(s) declared by scope: all",
+    ("numaFit", "--node"): "pod(s) declared by --node for NUMA fit",
+    ("numaFit", "node"): "pod(s) declared by the config's node: for NUMA fit",
+    ("numaFit", "poolNode"): "pod(s) declared by their pool's node: for NUMA fit",
+    ("kubeletConfigurations", "pool"): "kubelet configuration(s) declared by a pool",
+    ("kubeletConfigurations", "scopeAll"): "kubelet configuration(s) declared by scope: all",
+    ("kubeletConfigurations", "gate"): "kubelet configuration(s) declared by the PodLevelResourceManagers gate",
+    ("pods", "assumed"): "pod(s) assumed",
+    ("numaFit", "unnamed"): "pod(s) simulated on a node no one named",
+    ("kubeletConfigurations", "assumed"): "kubelet configuration(s) assumed",
+}
+
+
+def _no_declarations() -> dict[str, dict[str, int]]:
+    return {objects: dict.fromkeys(ways, 0) for objects, ways in TIERS.items()}
+
+
 @dataclass
 class Summary:
     files: int = 0
     objects: int = 0
     skipped: int = 0                   # the total of skipped_by_reason
     unmanaged: int = 0
-    assumed_managed: int = 0        # pods taken as meant for a pool because none is configured
-    assumed_kubelets: int = 0       # kubelet configurations held to the pool only by their intent
+    # objects -> what declared them (TIERS) -> how many; "assumed": pods taken as meant for a
+    # pool because none is configured, kubelet configurations held to the pool only by a
+    # manager policy
+    declared: dict[str, dict[str, int]] = field(default_factory=_no_declarations)
     counts: dict[str, int] = field(default_factory=lambda: {"error": 0, "warning": 0, "info": 0})
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
@@ -164,8 +200,9 @@ class Summary:
         self.objects += other.objects
         self.skipped += other.skipped
         self.unmanaged += other.unmanaged
-        self.assumed_managed += other.assumed_managed
-        self.assumed_kubelets += other.assumed_kubelets
+        for objects, ways in other.declared.items():
+            for way, count in ways.items():
+                self.declared[objects][way] += count
         for severity, count in other.counts.items():
             self.counts[severity] += count
         self.suppressed += other.suppressed
@@ -173,6 +210,29 @@ class Summary:
             self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + count
         self.helm_charts += other.helm_charts
         self.dangling_symlinks += other.dangling_symlinks
+
+    @property
+    def assumed_managed(self) -> int:
+        """Pods taken as meant for a managed pool because none is configured."""
+        return self.declared["pods"]["assumed"]
+
+    @property
+    def assumed_kubelets(self) -> int:
+        """Kubelet configurations held to the pool requirements only by a manager policy."""
+        return self.declared["kubeletConfigurations"]["assumed"]
+
+    def declare(self, objects: str, way: str | None) -> None:
+        """Count one object of `objects` (a TIERS key) as declared by `way` (None: no tier)."""
+        if way is not None:
+            self.declared[objects][way] += 1
+
+    def tiers_line(self) -> str | None:
+        """What declared the objects, per tier, in words ("3 pod(s) declared by --node for NUMA
+        fit, 7 pod(s) assumed"): the declared ones first, then the assumed; None when no object
+        was taken as meant for a managed pool."""
+        said = [f"{self.declared[objects][way]} {words}" for (objects, way), words in _TIER_WORDS.items()
+                if self.declared[objects][way]]
+        return ", ".join(said) or None
 
     def skip(self, reason: str) -> None:
         self.skipped += 1
@@ -195,17 +255,21 @@ class Summary:
         managed pool: how many, that their policy findings were warnings, and what to
         configure to enforce them."""
         said = []
+        named = sum(n for way, n in self.declared["numaFit"].items() if way != "unnamed")
         if self.assumed_managed:
             said.append(f"{self.assumed_managed} pod(s) with pod-level cpu/memory were assumed to be meant "
                         f"for a managed pool because no pool is configured, so their policy findings are "
-                        f"warnings, not errors; to enforce the policy, declare the pools in .numaguard.yaml "
-                        f"(pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: managed")
+                        f"warnings, not errors"
+                        + (" (what the kubelet is predicted to do on a node description you named keeps its "
+                           "severity)" if named else "")
+                        + "; to enforce the policy, declare the pools in .numaguard.yaml (pools: nodeLabels, "
+                          "taint) or annotate the pools' pods numaguard.io/scope: managed")
         if self.assumed_kubelets:
-            said.append(f"{self.assumed_kubelets} kubelet configuration(s) set a NUMA manager policy or the "
-                        f"PodLevelResourceManagers gate but no declared pool names or selects them, so their "
-                        f"pool requirements are warnings, not errors; to enforce them, name their files in a "
-                        f"pool's kubeletConfigs in .numaguard.yaml (a platform object that selects nodes joins "
-                        f"the pool whose nodeLabels it selects) or set scope: all")
+            said.append(f"{self.assumed_kubelets} kubelet configuration(s) set a NUMA manager policy, but no "
+                        f"declared pool names or selects them and they leave the PodLevelResourceManagers gate "
+                        f"off, so their pool requirements are warnings, not errors; to enforce them, turn the "
+                        f"gate on, name their files in a pool's kubeletConfigs in .numaguard.yaml (a platform "
+                        f"object that selects nodes joins the pool whose nodeLabels it selects) or set scope: all")
         return ". ".join(said) or None
 
     def dangling_note(self) -> str | None:
@@ -228,7 +292,8 @@ class Summary:
                "skippedByReason": dict(self.skipped_by_reason),
                "unmanaged": self.unmanaged, "assumedManaged": self.assumed_managed,
                "assumedKubelets": self.assumed_kubelets,
-               "assumedHint": self.assumed_hint(), **self.counts,
+               "assumedHint": self.assumed_hint(),
+               "declaredBy": {objects: dict(ways) for objects, ways in self.declared.items()}, **self.counts,
                "suppressed": self.suppressed, "hint": self.render_hint()}
         if self.unwalked:
             out["unwalked"] = list(self.unwalked)

@@ -77,16 +77,25 @@ def run_cli(*args: str, cwd: Path | str = REPO, stdin: str | None = None,
                           capture_output=True, timeout=timeout, env=env)
 
 
-def summary(*, skipped_by: dict[str, int] | None = None, **values: int) -> dict:
-    """A JSON report's whole summary: the values given, every other count zero."""
+def summary(*, skipped_by: dict[str, int] | None = None, declared_by: dict[str, dict[str, int]] | None = None,
+            **values: int) -> dict:
+    """A JSON report's whole summary: the values given, every other count zero. `declared_by`:
+    summary.declaredBy's non-zero counts (the assumed ones follow assumed_managed/_kubelets)."""
     base = {"files": 0, "objects": 0, "skipped": 0,
             "skippedByReason": {"not-kubernetes": 0, "patch": 0, "template": 0, "unknown-kind": 0,
                                 "dangling-symlink": 0, "deletion": 0},
-            "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 0, "warning": 0,
-            "info": 0, "suppressed": 0, "hint": None}
+            "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None,
+            "declaredBy": {"pods": {"pool": 0, "annotation": 0, "scopeAll": 0, "assumed": 0},
+                           "numaFit": {"--node": 0, "node": 0, "poolNode": 0, "unnamed": 0},
+                           "kubeletConfigurations": {"pool": 0, "scopeAll": 0, "gate": 0, "assumed": 0}},
+            "error": 0, "warning": 0, "info": 0, "suppressed": 0, "hint": None}
     base["skippedByReason"].update(skipped_by or {})
+    for objects, ways in (declared_by or {}).items():
+        base["declaredBy"][objects].update(ways)
     for key, value in values.items():
         base[{"assumed_managed": "assumedManaged", "assumed_kubelets": "assumedKubelets"}.get(key, key)] = value
+    base["declaredBy"]["pods"]["assumed"] = base["assumedManaged"]
+    base["declaredBy"]["kubeletConfigurations"]["assumed"] = base["assumedKubelets"]
     return base
 
 

@@ -1,7 +1,8 @@
 """Pools are declared, never guessed, for kubelet configurations too (issue 13 §2/§3, cause B of
 research/realrepos.md): a configuration held to the pool requirements only because it shows the
-intent (a manager policy, the PodLevelResourceManagers gate) and that no declared pool names or
-selects gets its pool-requirement findings as warnings; what makes the kubelet refuse to start
+intent through a manager policy, that no declared pool names or selects and that leaves the
+PodLevelResourceManagers gate off (the gate declares it: test_declared_tiers.py), gets its
+pool-requirement findings at warning; what makes the kubelet refuse to start
 stays an error. A pool naming or selecting it, or `scope: all`, makes them errors again."""
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from test_pools import CNF_POOL as CNF_POOL_TEXT, PERFORMANCE_PROFILE
 
 # Shows the intent (cpuManagerPolicy static, a topology policy) but leaves the scope at
 # container (NG205, a pool requirement) and writes a CPU list the kubelet cannot parse (NG209).
+# It leaves PodLevelResourceManagers off (NG202, a pool requirement): the gate would declare it.
 KUBELET = """\
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-featureGates: {PodLevelResourceManagers: true}
+featureGates: {PodLevelResourceManagers: false}
 cpuManagerPolicy: static
 memoryManagerPolicy: Static
 topologyManagerPolicy: single-numa-node
@@ -36,10 +38,10 @@ reservedMemory:
 NG209_MESSAGE = ('the kubelet refuses to start: invalid configuration: unable to parse reservedSystemCPUs '
                  '(--reserved-cpus) 0-1,x, error: strconv.Atoi: parsing "x": invalid syntax')
 ASSUMED_KUBELET_HINT = (
-    "1 kubelet configuration(s) set a NUMA manager policy or the PodLevelResourceManagers gate but no "
-    "declared pool names or selects them, so their pool requirements are warnings, not errors; to enforce "
-    "them, name their files in a pool's kubeletConfigs in .numaguard.yaml (a platform object that selects "
-    "nodes joins the pool whose nodeLabels it selects) or set scope: all")
+    "1 kubelet configuration(s) set a NUMA manager policy, but no declared pool names or selects them and "
+    "they leave the PodLevelResourceManagers gate off, so their pool requirements are warnings, not errors; "
+    "to enforce them, turn the gate on, name their files in a pool's kubeletConfigs in .numaguard.yaml (a "
+    "platform object that selects nodes joins the pool whose nodeLabels it selects) or set scope: all")
 
 
 def lint(text: str, settings: dict | None = None, name: str = "kubelet.yaml"):
@@ -63,10 +65,11 @@ def write(root: Path, files: dict[str, str]) -> Path:
 def test_an_assumed_configuration_warns_on_pool_requirements_and_fails_on_refusals():
     result = lint(KUBELET)
     assert rows(result) == [("NG205", "warning", 1, 1, ""),
+                            ("NG202", "warning", 3, 42, "featureGates.PodLevelResourceManagers"),
                             ("NG209", "error", 7, 21, "reservedSystemCPUs")]
-    assert result.active[1].message == NG209_MESSAGE
+    assert result.active[2].message == NG209_MESSAGE
     assert (result.summary.assumed_kubelets, result.summary.assumed_managed) == (1, 0)
-    assert (result.summary.counts["error"], result.summary.counts["warning"]) == (1, 1)
+    assert (result.summary.counts["error"], result.summary.counts["warning"]) == (1, 2)
     assert result.summary.assumed_hint() == ASSUMED_KUBELET_HINT
     assert (result.summary.as_dict()["assumedKubelets"], result.summary.as_dict()["assumedHint"]) == (
         1, ASSUMED_KUBELET_HINT)
@@ -76,13 +79,16 @@ def test_text_and_json_summaries_count_the_assumed_configuration(tmp_path):
     write(tmp_path, {"kubelet.yaml": KUBELET})
     proc = run_cli("lint", "kubelet.yaml", cwd=tmp_path)
     assert proc.returncode == 1                     # NG209 is an error
-    assert proc.stdout.splitlines()[-2:] == [
+    assert proc.stdout.splitlines()[-3:] == [
+        "tiers: 1 kubelet configuration(s) assumed",
         "1 file(s), 1 object(s) checked, 0 skipped, 0 opted out, 1 kubelet config(s) assumed: 1 error(s), "
-        "1 warning(s), 0 info, 0 suppressed", ASSUMED_KUBELET_HINT]
+        "2 warning(s), 0 info, 0 suppressed", ASSUMED_KUBELET_HINT]
     report = json.loads(run_cli("lint", "--format", "json", "kubelet.yaml", cwd=tmp_path).stdout)
     assert {k: report["summary"][k] for k in ("assumedManaged", "assumedKubelets", "assumedHint", "error",
                                                "warning")} == {
-        "assumedManaged": 0, "assumedKubelets": 1, "assumedHint": ASSUMED_KUBELET_HINT, "error": 1, "warning": 1}
+        "assumedManaged": 0, "assumedKubelets": 1, "assumedHint": ASSUMED_KUBELET_HINT, "error": 1, "warning": 2}
+    assert report["summary"]["declaredBy"]["kubeletConfigurations"] == {
+        "pool": 0, "scopeAll": 0, "gate": 0, "assumed": 1}
     # Without the refusal the assumed configuration passes CI: its pool requirement is a warning.
     write(tmp_path, {"kubelet.yaml": KUBELET.replace(',x"', '"')})
     assert run_cli("lint", "kubelet.yaml", cwd=tmp_path).returncode == 0
@@ -101,6 +107,7 @@ def test_pods_and_kubelet_configurations_assumed_in_one_run_get_one_hint_of_two_
         "pools in .numaguard.yaml (pools: nodeLabels, taint) or annotate the pools' pods numaguard.io/scope: "
         "managed. " + ASSUMED_KUBELET_HINT)
     lines = run_cli("lint", ".", cwd=tmp_path).stdout.splitlines()
+    assert lines[-3] == "tiers: 1 pod(s) assumed, 1 kubelet configuration(s) assumed"
     assert lines[-2].startswith("2 file(s), 2 object(s) checked, 0 skipped, 0 opted out, 1 assumed managed, "
                                 "1 kubelet config(s) assumed: ")
     assert lines[-1] == summary["assumedHint"]
@@ -112,38 +119,44 @@ def test_the_same_file_named_by_a_pool_fails_on_its_pool_requirements(tmp_path):
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
     assert [(f["rule"], f["severity"], f["line"], f["column"]) for f in report["findings"]] == [
-        ("NG205", "error", 1, 1), ("NG209", "error", 7, 21)]
+        ("NG205", "error", 1, 1), ("NG202", "error", 3, 42), ("NG209", "error", 7, 21)]
     assert (report["summary"]["assumedKubelets"], report["summary"]["assumedHint"]) == (0, None)
+    assert report["summary"]["declaredBy"]["kubeletConfigurations"]["pool"] == 1
     # A pool naming another file leaves this one assumed.
     write(tmp_path, {".numaguard.yaml": "pool:\n  kubeletConfigs: [other/**]\n"})
     report = json.loads(run_cli("lint", "--format", "json", ".", cwd=tmp_path).stdout)
-    assert [(f["rule"], f["severity"]) for f in report["findings"]] == [("NG205", "warning"), ("NG209", "error")]
+    assert [(f["rule"], f["severity"]) for f in report["findings"]] == [
+        ("NG205", "warning"), ("NG202", "warning"), ("NG209", "error")]
     assert report["summary"]["assumedKubelets"] == 1
 
 
 def test_scope_all_makes_the_pool_requirements_errors():
     result = lint(KUBELET, {"scope": "all"})
-    assert rows(result) == [("NG205", "error", 1, 1, ""), ("NG209", "error", 7, 21, "reservedSystemCPUs")]
+    assert rows(result) == [("NG205", "error", 1, 1, ""),
+                            ("NG202", "error", 3, 42, "featureGates.PodLevelResourceManagers"),
+                            ("NG209", "error", 7, 21, "reservedSystemCPUs")]
     assert (result.summary.assumed_kubelets, result.summary.assumed_hint()) == (0, None)
 
 
 def test_a_configuration_that_shows_no_intent_is_not_assumed():
     plain = KUBELET.replace("cpuManagerPolicy: static\nmemoryManagerPolicy: Static\n"
                             "topologyManagerPolicy: single-numa-node\n", "").replace(
-        "featureGates: {PodLevelResourceManagers: true}\n", "")
+        "featureGates: {PodLevelResourceManagers: false}\n", "")
     result = lint(plain)
     assert rows(result) == [("NG209", "error", 3, 21, "reservedSystemCPUs"),
                             ("NG222", "info", 5, 3, "reservedMemory")]
     assert (result.summary.assumed_kubelets, result.summary.assumed_hint()) == (0, None)
 
 
-def test_a_severity_override_does_not_lift_an_assumed_finding_above_warning():
-    """As for an assumed pod: `rules: {NG205: error}` stays a warning until a pool is declared;
-    an override of a refusal still applies."""
+def test_a_severity_the_config_sets_applies_as_written_on_an_assumed_configuration():
+    """Issue 21 §1 (this test said the opposite before): the assumed tier lowers the rules'
+    default severities only; `rules: {NG205: error}` is an error on an assumed configuration
+    too, and an override of a refusal applies as well. The rules it does not name stay lowered."""
     result = lint(KUBELET, {"rules": {"NG205": "error", "NG209": "warning"}})
-    assert [(r, s) for r, s, *_ in rows(result)] == [("NG205", "warning"), ("NG209", "warning")]
+    assert [(r, s) for r, s, *_ in rows(result)] == [("NG205", "error"), ("NG202", "warning"), ("NG209", "warning")]
+    assert result.summary.assumed_kubelets == 1
     declared = lint(KUBELET, {"rules": {"NG205": "error"}, "scope": "all"})
-    assert [(r, s) for r, s, *_ in rows(declared)] == [("NG205", "error"), ("NG209", "error")]
+    assert [(r, s) for r, s, *_ in rows(declared)] == [("NG205", "error"), ("NG202", "error"), ("NG209", "error")]
 
 
 # NG201 is in both tiers: PodLevelResources off with every dependent gate off too starts a
@@ -307,10 +320,12 @@ def test_a_value_the_kubelet_refuses_stays_an_error_in_an_assumed_configuration(
     refused = KUBELET.replace("topologyManagerPolicy: single-numa-node\n",
                               "topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pods\n")
     result = lint(refused)
-    assert [(r, s, line) for r, s, line, *_ in rows(result)] == [("NG205", "error", 7), ("NG209", "error", 8)]
+    assert [(r, s, line) for r, s, line, *_ in rows(result)] == [
+        ("NG202", "warning", 3), ("NG205", "error", 7), ("NG209", "error", 8)]
     assert result.summary.assumed_kubelets == 1
     unreserved = KUBELET.replace('reservedSystemCPUs: "0-1,x"\n', "")
-    assert [(r, s) for r, s, *_ in rows(lint(unreserved))] == [("NG205", "warning"), ("NG207", "error")]
+    assert [(r, s) for r, s, *_ in rows(lint(unreserved))] == [
+        ("NG205", "warning"), ("NG207", "error"), ("NG202", "warning")]
 
 
 # --------------------------------------------------------------------------- audit

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from conftest import BURSTABLE_POD, run_cli
+from conftest import BURSTABLE_POD, run_cli, summary
 
 from numaguard.lint.baseline import Baseline, apply_baseline, entry_for, fingerprints
 from numaguard.lint.engine import LintResult
@@ -85,7 +85,9 @@ def test_baseline_survives_lines_moving_and_reports_only_the_new_finding(tmp_pat
                                  "hint": None, "skippedByReason": {"not-kubernetes": 0, "patch": 0,
                                                                    "template": 0, "unknown-kind": 0,
                                                                    "dangling-symlink": 0, "deletion": 0},
-                                 "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 1, "warning": 0, "info": 0,
+                                 "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None,
+                                 "declaredBy": summary(declared_by={"pods": {"scopeAll": 3}})["declaredBy"],
+                                 "error": 1, "warning": 0, "info": 0,
                                  "suppressed": 0,
                                  "baselineUnchanged": 3, "baselineFixed": 0}
 
@@ -110,6 +112,7 @@ def test_only_unchanged_findings_pass_and_fixed_entries_are_listed(tmp_path):
         "fixed since the baseline (no longer found)\n"
         "  apps.yaml  NG104  Deployment/team/half  field: spec.template.spec.resources.requests.cpu\n"
         "\n"
+        "tiers: 2 pod(s) declared by scope: all\n"
         "1 file(s), 2 object(s) checked, 0 skipped, 0 opted out: 0 error(s), "
         "0 warning(s), 0 info, 0 suppressed, 2 in baseline, 1 fixed\n")
 

@@ -138,8 +138,10 @@ machine:
 
 def test_a_flag_wins_over_extra_config_and_the_finding_points_at_the_argument():
     found, result = _lint(NUMA)
-    # no pool is declared: the configuration is assumed and NG205 a warning
-    assert found == [("NG205", "warning", 8, 31, "machine.kubelet.extraArgs.topology-manager-scope")]
+    # no pool is declared, but `--feature-gates PodLevelResourceManagers=true` in extraArgs
+    # declares the configuration (issue 21 §1; a warning before): NG205 is an error
+    assert found == [("NG205", "error", 8, 31, "machine.kubelet.extraArgs.topology-manager-scope")]
+    assert result.summary.declared["kubeletConfigurations"] == {"pool": 0, "scopeAll": 0, "gate": 1, "assumed": 0}
     assert result.findings[0].message.endswith(
         "[set by the kubelet flag --topology-manager-scope=container in machine.kubelet.extraArgs]")
     [carrier] = _carriers(NUMA)
@@ -220,7 +222,7 @@ def test_an_unknown_flag_is_reported_and_the_rest_is_still_judged():
     text = NUMA.replace("      topology-manager-scope: container\n", "      topology-manager-scope: container\n"
                         "      pod-infra-container-image: registry.k8s.io/pause:3.10\n")
     found, result = _lint(text)
-    assert found == [("NG205", "warning", 8, 31, "machine.kubelet.extraArgs.topology-manager-scope"),
+    assert found == [("NG205", "error", 8, 31, "machine.kubelet.extraArgs.topology-manager-scope"),
                      ("NG002", "error", 9, 34, "machine.kubelet.extraArgs.pod-infra-container-image")]
     assert result.findings[1].message == (
         "the kubelet refuses to start: failed to parse kubelet flag: unknown flag: --pod-infra-container-image; "
@@ -235,7 +237,7 @@ def test_talos_orders_arguments_by_name_so_the_underscore_spelling_comes_last():
     [carrier] = _carriers(text)
     assert carrier.config["topologyManagerScope"] == "container"
     found, _ = _lint(text)
-    assert found == [("NG205", "warning", 8, 31, "machine.kubelet.extraArgs.topology_manager_scope")]
+    assert found == [("NG205", "error", 8, 31, "machine.kubelet.extraArgs.topology_manager_scope")]
 
 
 def test_a_gate_the_flag_does_not_name_is_reported_where_the_file_sets_it():

@@ -48,7 +48,7 @@ def test_json_report_shape_and_points_at_the_field(tmp_path):
                        "object": {"apiVersion": "v1", "kind": "Pod", "namespace": None,
                                   "name": "trap", "container": None},
                        "path": "spec.resources", "suppressed": False}
-    assert report["summary"] == summary(files=1, objects=1, error=1)
+    assert report["summary"] == summary(files=1, objects=1, error=1, declared_by={"pods": {"annotation": 1}})
 
 
 def test_assumed_pod_warns_and_exits_zero(tmp_path):
@@ -88,7 +88,7 @@ def test_broken_file_is_a_finding_and_the_others_are_still_linted(tmp_path):
         ("a-broken.yaml", 3, 1, "NG001"), ("b-trap.yaml", 6, 5, "NG103"), ("c-bytes.yaml", 2, 18, "NG001")]
     assert report["findings"][2]["message"] == \
         "file is not valid UTF-8: byte 0xff at offset 27 cannot be decoded"
-    assert report["summary"] == summary(files=3, objects=1, error=3)
+    assert report["summary"] == summary(files=3, objects=1, error=3, declared_by={"pods": {"annotation": 1}})
 
 
 @pytest.mark.parametrize("args,needle", [
@@ -181,10 +181,11 @@ def test_annotation_suppression_is_counted_and_shown_on_request(tmp_path):
         [("NG103", 11, True, "burstable on purpose")]
     hidden_json = json.loads(run_cli("lint", "--format", "json", "trap.yaml", cwd=tmp_path).stdout)
     assert hidden_json["findings"] == [] and hidden_json["summary"] == report["summary"]
-    assert report["summary"] == summary(files=1, objects=1, suppressed=1)
+    assert report["summary"] == summary(files=1, objects=1, suppressed=1, declared_by={"pods": {"annotation": 1}})
     hidden = run_cli("lint", "trap.yaml", cwd=tmp_path)
-    assert hidden.stdout.startswith("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
-                                    "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
+    assert hidden.stdout == ("tiers: 1 pod(s) declared by numaguard.io/scope: managed\n"
+                             "1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
+                             "0 error(s), 0 warning(s), 0 info, 1 suppressed\n")
     shown = run_cli("lint", "--show-suppressed", "trap.yaml", cwd=tmp_path)
     assert "  trap.yaml:11:5  NG103  error  pod QoS is Burstable" in shown.stdout
     assert "(suppressed: burstable on purpose)\n" in shown.stdout
@@ -214,11 +215,13 @@ def test_ignore_all_comment_suppresses_every_rule_of_its_document_only(tmp_path)
     assert [(f["rule"], f["line"], f["column"], f["suppressed"]) for f in report["findings"]] == [
         ("NG207", 1, 1, False), ("NG202", 4, 3, False), ("NG206", 7, 24, False),
         ("NG207", 14, 1, True), ("NG202", 17, 3, True), ("NG206", 20, 24, True)]
-    assert report["summary"] == summary(files=1, objects=2, error=2, warning=1, suppressed=3)
+    assert report["summary"] == summary(files=1, objects=2, error=2, warning=1, suppressed=3,
+                                         declared_by={"kubeletConfigurations": {"pool": 2}})
     (tmp_path / "k.yaml").write_text(f"# numaguard: ignore all\n{bad}")
     quiet = run_cli("lint", "k.yaml", cwd=tmp_path)
     assert quiet.returncode == 0, quiet.stdout
-    assert quiet.stdout == ("1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
+    assert quiet.stdout == ("tiers: 1 kubelet configuration(s) declared by a pool\n"
+                            "1 file(s), 1 object(s) checked, 0 skipped, 0 opted out: "
                             "0 error(s), 0 warning(s), 0 info, 3 suppressed\n")
 
 
@@ -263,7 +266,7 @@ def test_exclude_globs_lists_and_unknown_kinds(tmp_path):
     assert [(f["file"], f["line"], f["column"], f["rule"], f["path"]) for f in report["findings"]] == \
         [("./list.yaml", 9, 9, "NG103", "items[0].spec.resources")]
     assert report["summary"] == summary(files=1, objects=1, skipped=1, error=1,
-                                        skipped_by={"unknown-kind": 1})
+                                        skipped_by={"unknown-kind": 1}, declared_by={"pods": {"annotation": 1}})
 
 
 def test_junit_and_github_reports(tmp_path):

@@ -14,7 +14,7 @@ def test_every_reader_name_resolves_to_a_function(name):
 
 
 @pytest.mark.parametrize("api_version, kind, reader", [
-    ("node.eks.aws/v1alpha1", "NodeConfig", "eks_node_config"),
+    ("node.eks.aws/v1alpha1", "NodeConfig", "node_config_document"),
     ("machineconfiguration.openshift.io/v1", "KubeletConfig", "openshift_kubelet_config"),
     ("performance.openshift.io/v2", "PerformanceProfile", "performance_profile"),
     ("v1alpha1", "KubeletConfig", "kubelet_config_document"),

@@ -88,7 +88,7 @@ def _lint_fixture(path: Path) -> set[str]:
         if c.pod is None:
             found |= {"NG002"} if c.kind == "pod" else set()
             continue
-        scope, contexts = pods.pod_placement(c.pod, ctx)
+        scope, contexts, _ = pods.pod_placement(c.pod, ctx)
         if scope in ("out", "unmanaged"):
             continue
         if pod_schema_violations(c.pod.spec):

@@ -262,8 +262,8 @@ def test_pods_of_no_pool_use_the_default_node(tmp_path):
     # one empty node state per distinct node, shared by the contexts that use it
     assert ctx.pools[1].empty_node_state is ctx.empty_node_state
     plain = classify(yaml.safe_load(pod("plain", None, "30", "8Gi"))).pods[0]
-    scope, contexts = pod_placement(plain, ctx)
-    assert (scope, [c.node.name for c in contexts]) == ("managed", ["gpu-node"])
+    scope, contexts, declared_by = pod_placement(plain, ctx)
+    assert (scope, [c.node.name for c in contexts], declared_by) == ("managed", ["gpu-node"], "scopeAll")
 
 
 # --------------------------------------------------------------------------- platform objects

@@ -16,7 +16,7 @@ from numaguard.lint.config import config_from_dict
 from numaguard.lint.engine import lint_documents
 from numaguard.lint.load.documents import load_paths, load_text
 
-from conftest import FIXTURES, run_cli
+from conftest import FIXTURES, run_cli, summary
 
 REAL = FIXTURES / "realrepo"
 WEBSITE = REAL / "website"
@@ -149,8 +149,9 @@ def test_declared_pool_or_opt_in_makes_policy_findings_errors():
     # A pool recognised by its kubelet configurations alone gives pods nothing to target.
     assert severities(pod, {"pool": {"kubeletConfigs": ["nodes/**"]}}) == [("NG103", "warning"),
                                                                           ("NG104", "warning")]
-    # An explicit severity in the config does not lift an assumed pod's finding above warning.
-    assert severities(pod, {"rules": {"NG104": "error"}}) == [("NG103", "warning"), ("NG104", "warning")]
+    # Issue 21 §1 (the opposite before): a severity the config sets applies as written on an
+    # assumed pod too; the rules it does not name stay lowered.
+    assert severities(pod, {"rules": {"NG104": "error"}}) == [("NG103", "warning"), ("NG104", "error")]
 
 
 # --------------------------------------------------------------------------- pod scope, one case each
@@ -335,15 +336,17 @@ def test_eks_drop_in_is_merged_over_its_main_file_and_findings_point_at_their_fi
     assert found(result) == [
         # the main file's kubeReserved.cpu is discarded once reservedSystemCPUs is set (NG221)
         ("config.json", "NG221", 52, 16, "info"),
-        # no pool names the files: the drop-in's manager policies only show the intent, so
-        # its pool requirement is a warning (an assumed configuration, counted once) ...
-        ("50-numa.conf", "NG205", 8, 29, "warning"),
+        # no pool names the files, but the drop-in turns PodLevelResourceManagers on, which
+        # declares the merged configuration (issue 21 §1; a warning before): its pool
+        # requirement is an error (counted once) ...
+        ("50-numa.conf", "NG205", 8, 29, "error"),
         # ... while reservedSystemCPUs (drop-in) with the main file's
         # kube/systemReservedCgroup is refused by the kubelet: an error
         ("50-numa.conf", "NG209", 9, 27, "error"),
     ]
     # kubeReserved.memory 893Mi (main) + evictionHard 100Mi = 993Mi: reservedMemory matches
-    assert (result.summary.objects, result.summary.assumed_kubelets) == (1, 1)
+    assert (result.summary.objects, result.summary.assumed_kubelets) == (1, 0)
+    assert result.summary.declared["kubeletConfigurations"] == {"pool": 0, "scopeAll": 0, "gate": 1, "assumed": 0}
 
 
 def test_the_command_line_finds_the_drop_in_directory_next_to_the_main_file(tmp_path):
@@ -465,6 +468,6 @@ def test_mixed_tree_of_real_files_has_no_error_but_the_true_one(tmp_path):
     assert report["summary"] == {"files": 12, "objects": 11, "skipped": 0,
                                  "skippedByReason": {"not-kubernetes": 0, "template": 0, "patch": 0,
                                                      "unknown-kind": 0, "dangling-symlink": 0, "deletion": 0},
-                                 "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None, "error": 1,
-                                 "warning": 0,
+                                 "unmanaged": 0, "assumedManaged": 0, "assumedKubelets": 0, "assumedHint": None,
+                                 "declaredBy": summary()["declaredBy"], "error": 1, "warning": 0,
                                  "info": 0, "suppressed": 0, "hint": None}

@@ -37,7 +37,7 @@ def fix_file(path: str, settings: FixSettings) -> FileOutcome:
     """The outcome of fixing one file (nothing written)."""
     from numaguard.lint.cli.lint_files import InputProblem, _dropins
     from numaguard.lint.engine import lint_documents
-    from numaguard.lint.load.roundtrip import RewriteError, rewrite
+    from numaguard.lint.load.roundtrip import REMOVE, RewriteError, rewrite
 
     outcome = FileOutcome(path)
     try:
@@ -82,8 +82,8 @@ def fix_file(path: str, settings: FixSettings) -> FileOutcome:
     if not plan.fixes:
         return outcome
     try:
-        new = rewrite(outcome.old, {i: [(e.path, e.value) for e in edits] for i, edits in plan.edits.items()},
-                      plan.before)
+        new = rewrite(outcome.old, {i: [(e.path, REMOVE if e.remove else e.value) for e in edits]
+                                    for i, edits in plan.edits.items()}, plan.before)
     except RewriteError as e:
         return _rolled_back(outcome, f"the file could not be rewritten with only these fields changed: {e}")
     new_documents, new_errors = load_text(new.encode("utf-8"), path)

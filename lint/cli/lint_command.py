@@ -28,7 +28,8 @@ def run_lint(paths: tuple[str, ...], pool_dirs: tuple[str, ...], config_path: st
 
     baseline = _read_baseline(baseline_path) if baseline_path else None
 
-    settings = LintSettings(config=config, node=node, selection=selection, pool_nodes=pool_nodes)
+    settings = LintSettings(config=config, node=node, selection=selection, pool_nodes=pool_nodes,
+                            node_named_by=config.node_namings(node_path))
     try:
         result, sources = lint_paths(list(paths), settings, jobs or default_jobs(),
                                      extra_documents=node_kubelet_docs)

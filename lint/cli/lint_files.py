@@ -46,6 +46,7 @@ class LintSettings:
     selection: Selection
     node: Any = None                                   # the default node description
     pool_nodes: dict[str, Any] = field(default_factory=dict)   # each pool's, by name
+    node_named_by: dict[str | None, str] = field(default_factory=dict)   # who named them (rule_context)
 
 
 def default_jobs() -> int:
@@ -77,7 +78,7 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
         parallel_from_bytes = PARALLEL_FROM_BYTES
     chunks = plan_chunks(remote, jobs, parallel_from_bytes)
     linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
-                    pool_nodes=settings.pool_nodes)
+                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by)
     sources: list[str] = []
     count = 0
     if chunks is None:
@@ -146,7 +147,7 @@ def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[l
 def lint_chunk(files: list[str], settings: LintSettings) -> tuple[RunPart, list[str], int]:
     """A worker's share: lint `files` one by one and hand back what they left behind."""
     linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
-                    pool_nodes=settings.pool_nodes)
+                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by)
     sources, count = _lint_files(linter, files)
     return linter.take(), sources, count
 

@@ -126,7 +126,8 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
     rules = frozenset(rule for rule in FIXES if chosen.enabled(rules_by_id()[rule]))
     node, pool_nodes, _ = load_nodes(node_path, config)
     settings = FixSettings(config=config, selection=Selection(severities=config.severities),
-                           context=rule_context(config, node, pool_nodes), rules=rules, node=node)
+                           context=rule_context(config, node, pool_nodes, config.node_namings(node_path)),
+                           rules=rules, node=node)
     try:
         files = list(input_files(list(paths), config.exclude, dependencies=config.lint_dependencies))
     except FileNotFoundError as e:

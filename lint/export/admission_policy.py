@@ -6,7 +6,8 @@ The documents, for one config file:
 * `numaguard-errors`: a validation per error rule (NG101, NG103-NG107, NG114 by default), and
   `numaguard-warnings`: the warning and info rules (NG111), the notice for templates beyond
   the policy's bounds and, when no pool pods can target is configured, the policy rules'
-  findings on templates only assumed to be managed (the engine caps those at warning). Two
+  findings on templates only assumed to be managed (the engine lowers those to warning, unless
+  the config sets the rule's severity: that applies as written). Two
   policies because an action belongs to a binding, not to a validation: in `enforce` mode
   errors deny and warnings warn, as the webhook does;
 * one binding per policy and mode: the config's mode (or `--mode`) for every namespace but
@@ -74,12 +75,14 @@ class PolicyBuilder:
                 refused = f"{test} ? {strings(n for n, _ in carrier.refused_pod_fields)} : {refused}"
         self.cel = PodRulesCel(config.pools, config.scope_all, refused)
         # The engine takes a pod with pod-level cpu, memory or hugepages as meant for a managed
-        # pool when no pool pods can target is configured, and caps its policy findings at
-        # warning (lint/engine.py `_lint_pod`): those go to the warnings policy.
+        # pool when no pool pods can target is configured, and lowers its policy findings'
+        # default severity to warning (lint/engine.py `_pod_cap`): those go to the warnings
+        # policy. A severity the config sets for a rule applies as written, on every tier.
         assumed = not self.cel.pools and not config.scope_all
         severities = {r.id: config.severities.get(r.id, r.severity) for r in all_rules()}
         self.rules = [ExportedRule(rid, severities[rid], test, message,
-                                   capped=assumed and severities[rid] is Severity.ERROR and rid not in VALIDITY_RULES)
+                                   capped=assumed and severities[rid] is Severity.ERROR and rid not in VALIDITY_RULES
+                                   and rid not in config.severities)
                       for rid, (test, message) in sorted(self.cel.rules().items()) if severities.get(rid) is not None]
         self.variables = self._variables()
 

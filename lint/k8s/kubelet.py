@@ -31,7 +31,7 @@ from typing import Any
 from numaguard.lint.k8s.kubelet_gates import (  # noqa: F401  (re-exported)
     GATE_DEPENDENCIES, GATE_TABLE, REMOVED_GATES, UNCONFIRMED_GATES, GateSpec, Version,
     dependency_violations, effective_gates, explicit_gates, gate_enabled, gate_spec, gate_status,
-    go_list, known_gate_names, locked_gates, removal_note, table_version,
+    go_list, known_gate_names, locked_gates, removal_note, removed_gate_value, table_version,
 )
 from numaguard.lint.model import Path
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
@@ -600,7 +600,7 @@ def reserved_memory_snippet(required: Decimal, numa_node: int = 0) -> str:
 
 __all__ = [
     "GateSpec", "GATE_TABLE", "GATE_DEPENDENCIES", "REMOVED_GATES", "UNCONFIRMED_GATES",
-    "table_version", "gate_spec", "known_gate_names", "locked_gates", "gate_status",
+    "table_version", "gate_spec", "known_gate_names", "locked_gates", "gate_status", "removed_gate_value",
     "explicit_gates", "effective_gates", "gate_enabled", "dependency_violations",
     "cpu_manager_policy", "memory_manager_policy", "topology_manager_policy",
     "topology_manager_scope", "parse_go_bool", "parse_go_int", "cpu_manager_options",

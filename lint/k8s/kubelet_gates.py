@@ -141,6 +141,18 @@ def removal_note(name: str, version: Version) -> str | None:
     return None
 
 
+def removed_gate_value(name: str, version: Version) -> bool | None:
+    """The value a removed gate's behaviour was kept at when the gate went, or None (not removed
+    at `version`, or removed before it graduated: merged into another gate). A gate set to that
+    value asks for what the kubelet now always does, so deleting the entry changes nothing but
+    the kubelet's refusal. REMOVED_GATES all went GA (on) first; the 1.37 removals are data."""
+    if removal_note(name, version) is None:
+        return None
+    if name in REMOVED_GATES:
+        return True
+    return _gate_catalogue()["keptWhenRemoved"].get(name)
+
+
 def locked_gates(version: Version) -> dict[str, bool]:
     """Gates locked to their default at `version` (LockToDefault), name -> locked value."""
     out: dict[str, bool] = {}

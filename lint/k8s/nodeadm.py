@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import email
 import email.policy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from numaguard.lint.k8s.carrier_support import (FlaggedKubelet, embedded_findings, mergo_empty, mergo_untyped,
                                                 read_flags)
 from numaguard.lint.k8s.kubelet_flags import FlagArg
-from numaguard.lint.k8s.platforms import EKS_SOURCE, eks_adjust, eks_ami_configuration
+from numaguard.lint.k8s.platforms import EKS_SOURCE, PlatformKubelet, eks_adjust, eks_ami_configuration, eks_node_config
 from numaguard.lint.load.documents import load_text
 from numaguard.lint.model import Path, Violation
 
@@ -132,6 +132,25 @@ def nodeadm_carrier(platform: str, layers: list[NodeadmLayer], *, written: dict,
     return carrier
 
 
+def node_config_document(doc: dict) -> PlatformKubelet:
+    """A NodeConfig document: its `spec.kubelet.config` over the AMI's base (nodeadm's drop-in,
+    `platforms.eks_node_config`) and its `spec.kubelet.flags`, which nodeadm passes on the
+    kubelet's command line where they win over the file (`--feature-gates` gate by gate), each
+    flag's findings at its list item."""
+    carrier = eks_node_config(doc)
+    spec = doc.get("spec")
+    kubelet = spec.get("kubelet") if isinstance(spec, dict) else None
+    words = kubelet.get("flags") if isinstance(kubelet, dict) else None
+    if not isinstance(words, list) or not words:
+        return carrier
+    parsed, problems = read_flags(FlagArg(str(word), ("spec", "kubelet", "flags", i)) for i, word in enumerate(words))
+    flagged = FlaggedKubelet(**{f.name: getattr(carrier, f.name) for f in fields(PlatformKubelet)},
+                             flags=parsed, flags_field="spec.kubelet.flags")
+    flagged.config = parsed.apply(carrier.config)
+    flagged.extra.extend(problems)
+    return flagged
+
+
 def _in_terms_of(user_field: str):
     """The EKS NodeConfig adjustments (platforms._eks_adjust), naming the user's own field."""
     def adjust(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Violation | None:
@@ -151,4 +170,5 @@ def _name_layer(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Violatio
     return v
 
 
-__all__ = ["NodeadmLayer", "nodeconfigs_in_text", "nodeadm_carrier", "NODECONFIG_MEDIA_TYPE", "EKS_SOURCE"]
+__all__ = ["NodeadmLayer", "nodeconfigs_in_text", "nodeadm_carrier", "node_config_document", "NODECONFIG_MEDIA_TYPE",
+           "EKS_SOURCE"]

@@ -52,7 +52,7 @@ PLATFORM_KINDS: dict[tuple[str, str], str] = {
 
 # reader name -> "module:function" under numaguard.lint.k8s.
 READERS: dict[str, str] = {
-    "eks": "platforms:eks_node_config",
+    "eks": "nodeadm:node_config_document",
     "openshift": "platforms:openshift_kubelet_config",
     "performance-profile": "platforms:performance_profile",
     "kubeadm": "platform_kubeadm:kubeadm_configuration",

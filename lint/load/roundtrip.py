@@ -12,6 +12,8 @@ is refused (`RewriteError`) rather than written differently.
 `edits` are (path, value) pairs per document index (documents counted as the loader counts
 them, empty ones included). A new key goes at the end of its mapping, after the trailing
 comment of the last key's line (`requests` goes before `limits`, as manifests write them).
+The value `REMOVE` deletes the key, and the mapping that held it when nothing is left in it
+(`remove_key`); the comment lines below a deleted key stay, under the key above it.
 """
 from __future__ import annotations
 
@@ -26,6 +28,25 @@ from typing import Any, Callable, Iterable
 import yaml
 
 NEW_KEY_BEFORE = {"requests": "limits"}      # a new key -> the existing key it goes in front of
+
+
+class _Remove:
+    def __repr__(self) -> str:
+        return "REMOVE"
+
+
+REMOVE = _Remove()      # an edit's value that deletes the key
+
+
+def remove_key(node: dict, path: tuple) -> None:
+    """Delete `path` in plain data, and the mapping that held it if that is left empty (an
+    empty `featureGates: {}` says what no `featureGates` says)."""
+    parents = [node]
+    for step in path[:-1]:
+        parents.append(parents[-1][step])
+    del parents[-1][path[-1]]
+    if len(path) > 1 and isinstance(parents[-1], dict) and not parents[-1]:
+        del parents[-2][path[-2]]
 
 
 class RewriteError(ValueError):
@@ -92,7 +113,10 @@ def _yaml_versions(body: str, edits: dict, expected: dict[int, Any]):
             raise RewriteError("ruamel.yaml reads its documents differently from Kubernetes")
         for path, value in changes:
             _refuse_shared(documents[index], tuple(path))
-            _set(documents[index], tuple(path), value)
+            if value is REMOVE:
+                _remove(documents[index], tuple(path))
+            else:
+                _set(documents[index], tuple(path), value)
     fixed = _dump(rt, documents)
 
     def read(text: str) -> list:
@@ -163,6 +187,38 @@ def _set(node: Any, path: tuple, value: Any) -> None:
         _insert(node, last, _block(value))
     else:
         node[last] = _styled(value, node[last])
+
+
+def _remove(document: Any, path: tuple) -> None:
+    """`remove_key` on ruamel.yaml's data: the comment and blank lines that followed the deleted
+    block (ruamel.yaml keeps them with its last line) move under the key above it."""
+    parents = [document]
+    for step in path[:-1]:
+        parents.append(parents[-1][step])
+    mapping, key = parents[-1], path[-1]
+    if len(path) > 1 and isinstance(mapping, dict) and list(mapping) == [key]:
+        mapping, key = parents[-2], path[-2]          # the mapping goes with its only key
+    keys = list(mapping)
+    holder, last = _last_line(mapping, key)
+    comments = holder.ca.items.get(last) if holder is not None else None
+    token = comments[2] if comments and len(comments) > 2 else None
+    rest = token.value.partition("\n")[2] if token is not None else ""
+    del mapping[key]
+    if not rest.strip(" \n"):
+        return                                        # only the line's own comment goes with it
+    position = keys.index(key)
+    if position == 0:
+        raise RewriteError("the comment lines below it would have no line above them to stay under")
+    holder, last = _last_line(mapping, keys[position - 1])
+    if holder is None:
+        raise RewriteError("the comment lines below it would have no line above them to stay under")
+    kept = holder.ca.items.get(last)
+    if kept and len(kept) > 2 and kept[2] is not None:
+        kept[2].value = kept[2].value.rstrip("\n") + "\n" + rest
+    else:
+        moved = copy.copy(token)
+        moved.value = "\n" + rest
+        holder.ca.items[last] = [None, None, moved, None]
 
 
 def _insert(mapping: Any, key: Any, value: Any) -> None:
@@ -276,6 +332,9 @@ def _json_indent(body: str) -> int | str | None:
 
 
 def _set_plain(node: Any, path: tuple, value: Any) -> None:
+    if value is REMOVE:
+        remove_key(node, path)
+        return
     for step in path[:-1]:
         if isinstance(node, dict) and not isinstance(node.get(step), (dict, list)):
             node[step] = {}

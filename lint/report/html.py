@@ -195,6 +195,9 @@ def _summary(result: LintResult, findings, ordered: list[_Node]) -> str:
            f'{nodes}<span class="error">{counts["error"]} error(s)</span>'
            f'<span class="warning">{counts["warning"]} warning(s)</span><span class="info">{counts["info"]} info</span>'
            f"<span>{s.suppressed} suppressed</span></div>")
+    tiers = s.tiers_line()
+    if tiers:             # what declared the objects judged as a managed pool's, per tier
+        out += f'<p class="meta" id="tiers">Tiers: {escape(tiers)}.</p>'
     if result.unread:     # numaguard audit: the counts above leave out what could not be read
         out += (f'<p class="rejected" id="incomplete"><strong>Incomplete audit.</strong> Not read: '
                 f'{escape("; ".join(result.unread))}.</p>')

@@ -54,6 +54,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
     for note in (s.dangling_note(), s.unwalked_note()):
         if note:
             out.append(f"note: {note}")
+    tiers = s.tiers_line()
+    if tiers:             # what declared the objects judged as a managed pool's, per tier
+        out.append(f"tiers: {tiers}")
     reasons = ", ".join(f"{n} {reason}" for reason, n in s.skipped_by_reason.items() if n)
     in_baseline = "" if s.baseline_unchanged is None else \
         f", {s.baseline_unchanged} in baseline, {s.baseline_fixed} fixed"

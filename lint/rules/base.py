@@ -71,6 +71,10 @@ class LintContext:
     node: Any = None                          # a numaguard.lint.numa node description, when given
     kubelet_config: Any = None                # the node's KubeletConfiguration (dict), when known
     in_pool: bool = True                      # the subject is meant for the managed pool (policy tier)
+    # Who named `node`: "--node", "node" (the config's top-level `node:`), "poolNode" (the
+    # pool's own `node:`); None: no one (the webhook, `audit`'s node picked from the cluster).
+    # A pod simulated on a node the user named is declared for it (NG3xx keep their severity).
+    node_named_by: str | None = None
     # The node's empty NodeState (numaguard.lint.numa.admission), built once per run by
     # `rule_context`; the NUMA rules admit pods on copies of it. None: build one when needed.
     empty_node_state: Any = field(default=None, compare=False, repr=False)

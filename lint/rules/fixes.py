@@ -10,12 +10,14 @@ from numaguard.lint.model import Path
 
 @dataclass(frozen=True)
 class Edit:
-    """Set `value` at `path` (mappings on the way are created). Paths are relative to what the
-    fix was given (the pod spec, the kubelet configuration) until the planner makes them
-    document paths."""
+    """Set `value` at `path` (mappings on the way are created), or with `remove` delete the key
+    at `path` (and the mapping holding it, when nothing is left in it). Paths are relative to
+    what the fix was given (the pod spec, the kubelet configuration) until the planner makes
+    them document paths."""
 
     path: Path
-    value: Any
+    value: Any = None
+    remove: bool = False
 
 
 class CannotFix(Exception):

@@ -1,4 +1,4 @@
-"""The fixes of the kubelet rules that have one safe fix (NG201, NG202, NG204, NG205, NG208).
+"""The fixes of the kubelet rules that have one safe fix (NG201-NG205, NG208, NG210).
 
 Each takes the effective KubeletConfiguration (as the rules judged it), the finding's path in
 it and the rules' context (target version, node description), and returns the edits to the configuration, or raises
@@ -30,6 +30,64 @@ def enable_pod_level_resource_managers(kc: dict, path: Path, ctx: LintContext) -
             raise CannotFix(f"PodLevelResourceManagers depends on {', '.join(disabled)}, which this "
                             "configuration turns off: the kubelet would refuse to start")
     return [Edit(("featureGates", "PodLevelResourceManagers"), True)]
+
+
+def cpu_manager_static_spelling(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
+    """NG203: `static` spelled with other letter cases ("Static"), which the kubelet refuses
+    (cpu_manager.go NewManager matches the policy name exactly), where CPUs are already reserved
+    for the system: the kubelet then starts with the policy the file meant. Turning the static
+    policy on where it is not chosen (not set, `none`) changes how every pod of the node gets
+    CPUs and needs a drain: the user's decision, as is which CPUs to reserve."""
+    policy, explicit = k.cpu_manager_policy(kc)
+    if not explicit or policy == "none":
+        raise CannotFix("the static policy is not chosen here: turning it on changes how every pod on "
+                        "the node gets CPUs, needs CPUs reserved for the system and a drain (removing "
+                        "/var/lib/kubelet/cpu_manager_state); that is yours to decide")
+    if policy.lower() != "static":
+        raise CannotFix(f"{policy!r} is no spelling of a policy the kubelet knows (none, static): which "
+                        "one was meant is yours to say")
+    try:
+        k.reserved_system_cpus(kc)
+    except k.CPUSetError:
+        raise CannotFix("reservedSystemCPUs cannot be read (NG209): correct it first; the static "
+                        "policy needs the CPUs it reserves") from None
+    if k.reserved_cpu_count(kc) == 0:
+        raise CannotFix("no CPUs are reserved for the system (reservedSystemCPUs, kubeReserved.cpu, "
+                        "systemReserved.cpu), without which the kubelet refuses the static policy too "
+                        "(NG207): which CPUs to reserve is yours to choose")
+    return [Edit(("cpuManagerPolicy",), "static")]
+
+
+def remove_gate_kept_on(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
+    """NG210: a removed gate set to the value its removal kept (`CPUManager: true`: the CPU
+    Manager went GA and is always there) asks for what the kubelet now always does, so deleting
+    the entry changes nothing but the kubelet's refusal (`kubelet_gates.removed_gate_value`).
+    Any other refused gate is the user's: a misspelled one (which was meant?), a locked or a
+    removed one set against what the kubelet now does, a dependency left off."""
+    version = ctx.kubernetes_version
+    name = path[1] if len(path) == 2 and path[0] == "featureGates" else None
+    value = k.explicit_gates(kc).get(name) if name is not None else None
+    if value is None:
+        raise CannotFix("it is not one gate of featureGates")
+    status = k.gate_status(name, version)
+    if status != "removed":
+        locked = k.locked_gates(version)
+        if status == "known" and name in locked and value != locked[name]:
+            raise CannotFix(f"{name}: {str(value).lower()} asks for what this kubelet cannot do (the gate is "
+                            f"locked to {str(locked[name]).lower()}): whether the node can run without it is "
+                            "yours to decide")
+        if status == "known":
+            raise CannotFix("a gate it depends on is off: turn that one on or this one off, as you choose")
+        raise CannotFix(f"{name} is not a gate this kubelet knows: which gate was meant is yours to say")
+    kept = k.removed_gate_value(name, version)
+    if kept is None:
+        raise CannotFix(f"{name} was removed before it graduated ({k.removal_note(name, version)}): what "
+                        "replaces it is yours to set")
+    if value != kept:
+        raise CannotFix(f"{name}: {str(value).lower()} asks for what the kubelet no longer does "
+                        f"({k.removal_note(name, version)}): whether the node can run without it is yours "
+                        "to decide")
+    return [Edit(("featureGates", name), remove=True)]
 
 
 def topology_scope_pod(kc: dict, path: Path, ctx: LintContext) -> list[Edit]:
@@ -94,5 +152,6 @@ def reserved_memory_edits(kc: dict, node: Any) -> list[Edit]:
 
 KUBELET_FIXES: dict[str, Callable[[dict, Path, LintContext], list[Edit]]] = {
     "NG201": enable_pod_level_resources, "NG202": enable_pod_level_resource_managers,
-    "NG204": memory_manager_static, "NG205": topology_scope_pod, "NG208": reserved_memory_total,
+    "NG203": cpu_manager_static_spelling, "NG204": memory_manager_static, "NG205": topology_scope_pod,
+    "NG208": reserved_memory_total, "NG210": remove_gate_kept_on,
 }

@@ -54,24 +54,43 @@ def pool_intent(kc: dict) -> str | None:
         value = kc.get(field)
         if value not in (None, "", default):
             return f"it sets {field}: {value}"
-    if k.explicit_gates(kc).get("PodLevelResourceManagers") is True:
+    if gate_declared(kc):
         return "it enables the PodLevelResourceManagers gate"
     return None
 
 
-def kubelet_in_pool(kc: dict, ctx: LintContext, named_by_config: bool) -> bool:
-    """A configuration is held to the pool requirements under `scope: all`, when the config
-    file names it (`pool.kubeletConfigs`), or when it shows the intent itself."""
-    return ctx.scope_all or named_by_config or pool_intent(kc) is not None
+def gate_declared(kc: dict) -> bool:
+    """Whether the effective configuration turns on PodLevelResourceManagers: a kubelet meant
+    for pod-level resource managers, whichever layer set the gate (the file, a drop-in merged
+    over it, `--feature-gates` in a carrier's kubelet flags, a platform's own gate field: every
+    carrier merges them into `featureGates` before the rules see it)."""
+    return k.explicit_gates(kc).get("PodLevelResourceManagers") is True
 
 
-def kubelet_assumed(kc: dict, ctx: LintContext, in_declared_pool: bool) -> bool:
-    """Whether the configuration is held to the pool requirements only because it shows the
-    intent: no declared pool names its file or selects its nodes, and no `scope: all`. Pools
-    are declared, never guessed: like a pod only assumed to be managed, its policy findings are
-    warnings at most (a PerformanceProfile always sets cpuManagerPolicy static, also for the
-    container-level alignment OpenShift runs it for)."""
-    return not (ctx.scope_all or in_declared_pool) and pool_intent(kc) is not None
+def kubelet_declaration(kc: dict, ctx: LintContext, in_declared_pool: bool, selected: bool = False) -> str | None:
+    """How a kubelet configuration is declared to be meant for pod-level resource managers (the
+    "kubeletConfigurations" tier of `numaguard.lint.model.TIERS`), or None when only what stops
+    any kubelet applies to it:
+
+    - "pool": a declared pool holds it (`in_declared_pool`: its kubeletConfigs or `--pool` name
+      its file, or it selects the pool's nodes over a base numaguard knows), or a pool selects
+      its nodes (`selected`, over a base numaguard does not see) and it shows the intent;
+    - "scopeAll": `scope: all`;
+    - "gate": it turns on the PodLevelResourceManagers gate (`gate_declared`): the gate says
+      what the kubelet is for;
+    - "assumed": it shows the intent only through a manager policy or scope (`pool_intent`);
+      a static CPU policy alone is also how container-level pinning is configured (a
+      PerformanceProfile always sets it), so its pool requirements' default severities are
+      lowered to warning, as for a pod only assumed to be managed."""
+    if in_declared_pool:
+        return "pool"
+    if ctx.scope_all:
+        return "scopeAll"
+    if pool_intent(kc) is None:
+        return None
+    if selected:
+        return "pool"
+    return "gate" if gate_declared(kc) else "assumed"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,6 +156,7 @@ def gate_pod_level_resource_managers(kc: dict, ctx: LintContext) -> Iterator[Vio
 
 
 @rule(id="NG203", name="cpu-manager-not-static", severity="error", target="kubelet",
+      fix="writes a case-only misspelling (Static) as static, when CPUs are already reserved for the system",
       title="cpuManagerPolicy is not static",
       rationale="""Only the CPU Manager's `static` policy hands out exclusive CPUs, for pods and
       for containers. The default is `none`. The value is case-sensitive: "Static" or "STATIC"
@@ -428,6 +448,7 @@ def reserved_cpus_invalid(kc: dict, ctx: LintContext) -> Iterator[Violation]:
 
 
 @rule(id="NG210", name="feature-gate-invalid", severity="error", target="kubelet",
+      fix="deletes a removed gate set to the value its removal kept (CPUManager: true)",
       title="A feature gate the kubelet refuses",
       rationale="""The kubelet validates featureGates at startup (featuregate.go) and stops on an
       unrecognized gate ("unrecognized feature gate: <name>", e.g. the removed CPUManager,

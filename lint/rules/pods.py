@@ -172,21 +172,23 @@ def targeted_pools(pod: PodTarget, ctx: LintContext) -> tuple[LintContext, ...]:
     return tuple(pool_ctx for score, pool_ctx in scored if score == best)
 
 
-def pod_placement(pod: PodTarget, ctx: LintContext) -> tuple[ScopeDecision, tuple[LintContext, ...]]:
-    """The pod's scope (`pod_scope`) and the contexts it is judged with: each pool it
-    targets (with that pool's node description), else the run's (the default node)."""
+def pod_placement(pod: PodTarget, ctx: LintContext) -> tuple[ScopeDecision, tuple[LintContext, ...], str | None]:
+    """The pod's scope (`pod_scope`), the contexts it is judged with (each pool it targets,
+    with that pool's node description, else the run's: the default node) and, for a pod held
+    to the policy, what declared it (the "pods" tier of `numaguard.lint.model.TIERS`: "pool",
+    "annotation", "scopeAll", or "assumed")."""
     scope = pod.annotations.get(SCOPE_ANNOTATION) if isinstance(pod.annotations, dict) else None
     if scope == "unmanaged":
-        return "unmanaged", ()
+        return "unmanaged", (), None
     pools = targeted_pools(pod, ctx) if ctx.pools else ()
     if pools:
-        return "managed", pools
+        return "managed", pools, "pool"
     if scope == "managed" or ctx.scope_all:
-        return "managed", (ctx,)
+        return "managed", (ctx,), "annotation" if scope == "managed" else "scopeAll"
     spec = _map(pod.spec)
     if not ctx.pools and ctx.pool.recognises_pods and (_selects_pool(spec, ctx.pool.node_labels)
                                                        or _tolerates_pool(spec, ctx.pool.taint)):
-        return "managed", (ctx,)       # a context made by hand for one pool (library callers)
+        return "managed", (ctx,), "pool"       # a context made by hand for one pool (library callers)
     raw = spec.get("resources")
     resources = _map(raw)
     names = [n for field_name in ("requests", "limits")
@@ -196,12 +198,12 @@ def pod_placement(pod: PodTarget, ctx: LintContext) -> tuple[ScopeDecision, tupl
         malformed = (raw is not None and not isinstance(raw, dict)) or any(
             resources.get(f) is not None and not isinstance(resources.get(f), dict)
             for f in ("requests", "limits"))
-        return ("validity" if malformed else "out"), (ctx,)
+        return ("validity" if malformed else "out"), (ctx,), None
     # A pod whose pod-level resources are only `pids` (or other names the managers ignore) is
     # no resource-manager pod: the CPU and Memory Managers look at cpu, memory and hugepages.
     if not pool_configured(ctx) and any(is_supported_pod_level_resource(n) for n in names):
-        return "assumed", (ctx,)
-    return "validity", (ctx,)
+        return "assumed", (ctx,), "assumed"
+    return "validity", (ctx,), None
 
 
 def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:

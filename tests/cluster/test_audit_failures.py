@@ -85,8 +85,9 @@ def test_a_500_that_persists_makes_the_audit_incomplete_not_empty(healthy_apiser
     assert {n["name"]: n["notes"][-1] for n in data["nodes"]} == dict.fromkeys(
         ["numa-node-1", "numa-node-2", "numa-node-3"], "the pods list was not read completely: pods may be missing here")
     text = run.stdout.splitlines()
-    assert text[-2:] == [
+    assert text[-3:] == [
         "incomplete: not read: the pods list after its first 2 pods",
+        "tiers: 3 kubelet configuration(s) declared by a pool",
         "9 file(s), 9 object(s) checked, 0 skipped, 0 opted out: 13 error(s), 1 warning(s), 0 info, 0 suppressed"]
 
 

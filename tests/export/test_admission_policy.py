@@ -350,6 +350,31 @@ def test_a_pod_only_assumed_to_be_managed_is_warned_not_denied():
     assert [m[:5] for m in messages(pod(bad, {"numaguard.io/scope": "managed"}), policies=(policies["numaguard-errors"],))] == ["NG104"]
 
 
+def test_a_severity_the_config_sets_applies_to_a_template_only_assumed_to_be_managed():
+    """Issue 21 §1, as the engine does (tests/test_declared_tiers.py): with no pool, `rules:
+    {NG104: error}` denies an assumed pod's fractional CPUs; NG103, which the config does not
+    name, stays in the warnings policy; `NG114: warning` moves a validity rule there."""
+    policies = _policies(config_from_dict({"rules": {"NG104": "error", "NG114": "warning"}}))
+    errors, warnings = policies["numaguard-errors"], policies["numaguard-warnings"]
+    assert [v["messageExpression"][1:6] for v in errors["spec"]["validations"]] == [
+        "NG101", "NG103", "NG104", "NG105", "NG106", "NG107"]
+    # without the config's NG104 it would be in both, denied for declared templates and warned
+    # for assumed ones (NG101, NG103, NG107 still are)
+    assert [v["messageExpression"][1:6] for v in warnings["spec"]["validations"]] == [
+        "NG101", "NG103", "NG107", "NG114", "numag"]
+    bad = {"resources": {"requests": {"cpu": "2500m", "memory": "512Mi"}, "limits": {"cpu": "2500m", "memory": "1Gi"}}}
+    assert messages(pod(bad), policies=(errors,)) == [
+        "NG104 spec.resources.requests.cpu: pod-level cpu is 2500m, not a whole number of CPUs: no exclusive CPU block "
+        "is reserved; use cpu: 3"]
+    assert [m[:5] for m in messages(pod(bad), policies=(warnings,))] == ["NG103"]
+    over = {"resources": {"requests": {"cpu": "4", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "1Gi"}}}
+    assert messages(pod(over), policies=(errors,)) == []
+    assert [m[:5] for m in messages(pod(over), policies=(warnings,))] == ["NG114"]
+    # a declared pod (the annotation) gets NG103 at its default severity: an error
+    assert [m[:5] for m in messages(pod(bad, {"numaguard.io/scope": "managed"}), policies=(errors,))] == [
+        "NG103", "NG104"]
+
+
 def test_a_kind_of_the_config_is_matched_by_its_group_and_resource_and_judged():
     config = config_from_dict(CONFIGS["three pools and a custom kind"])
     policies = _policies(config)
