@@ -685,7 +685,7 @@ class _Run:
             remediation=v.remediation or rule.remediation, file=file,
             line=position[0] if position else None, column=position[1] if position else None,
             object=ref, container=v.container, path=dotted_path(path), suppressed=suppressed,
-            suppress_reason=reason if suppressed else None)
+            suppress_reason=reason if suppressed else None, refusal=v.refusal)
         if held is not None:
             self.rendered.hold(held[0], rule.id, held[1], finding)
             return

@@ -121,6 +121,8 @@ class Finding:
     suppressed: bool = False
     suppress_reason: str | None = None
     baseline_state: str | None = None     # with a baseline: "new" or "unchanged" (SARIF's words)
+    refusal: bool | None = None           # the rule's Violation.refusal: a start-up refusal on any tier
+                                          # (None: as the rule's tier says); not in the report
 
     def as_dict(self) -> dict[str, Any]:
         return {

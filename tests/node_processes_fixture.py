@@ -213,22 +213,28 @@ class HostNode:
         held = {n: 0 for n in nodes}
         memory_entries: dict = {}
         memory_pods = {}
+        assignments = {n: 0 for n in nodes}
         for pod in self.pods:
             if pod.pod_memory_numa:
+                # AllocatePod (memorymanager policy_static.go): the pod's blocks, and an entry for
+                # every container, the shared ones holding the pod's shared pool
+                block = {"numaAffinity": pod.pod_memory_numa, "type": "memory", "size": 256 * MiB}
                 held[pod.pod_memory_numa[0]] += 256 * MiB
-                memory_pods[pod.uid] = {"memoryBlocks": [
-                    {"numaAffinity": pod.pod_memory_numa, "type": "memory", "size": 256 * MiB}]}
+                assignments[pod.pod_memory_numa[0]] += 1
+                memory_pods[pod.uid] = {"memoryBlocks": [block]}
+                memory_entries[pod.uid] = {c.name: [block] for c in pod.containers}
+                continue
             for c in pod.containers:
                 if c.memory_numa:
                     held[c.memory_numa[0]] += 256 * MiB
+                    assignments[c.memory_numa[0]] += 1
                     memory_entries.setdefault(pod.uid, {})[c.name] = [
                         {"numaAffinity": c.memory_numa, "type": "memory", "size": 256 * MiB}]
         machine = {}
         for n in nodes:
             reserved = GiB if n == 0 else 0
             allocatable = 16 * GiB - reserved
-            machine[str(n)] = {"numberOfAssignments": sum(1 for p in memory_entries.values() for b in p.values()
-                                                          if b[0]["numaAffinity"][0] == n),
+            machine[str(n)] = {"numberOfAssignments": assignments[n],
                                "cells": [n], "memoryMap": {"memory": {
                                    "total": 16 * GiB, "systemReserved": reserved, "allocatable": allocatable,
                                    "reserved": held[n], "free": allocatable - held[n]}}}
@@ -310,9 +316,10 @@ class HostNode:
                 entry: dict = {"name": c.name}
                 if c.exclusive:
                     entry["cpuIds"] = [str(cpu) for cpu in c.exclusive]
-                if c.memory_numa:
+                numa = c.memory_numa or pod.pod_memory_numa     # its entry: its own, or the pod's shared pool
+                if numa:
                     entry["memory"] = [{"memoryType": "memory", "size": str(256 * MiB),
-                                        "topology": {"nodes": [{"ID": str(n)} for n in c.memory_numa]}}]
+                                        "topology": {"nodes": [{"ID": str(n)} for n in numa]}}]
                 containers.append(entry)
             pods.append({"name": pod.name, "namespace": pod.namespace, "containers": containers})
         return {"podResources": pods}

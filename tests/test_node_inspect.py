@@ -127,21 +127,25 @@ def node_root():
     shutil.rmtree(top)
 
 
-def table(total: int, system_reserved: int, reserved: int) -> dict:
-    allocatable = total - system_reserved
+def table(total: int, system_reserved: int, reserved: int, hugepages: int = 0) -> dict:
+    """A Memory Manager table as the kubelet writes it: regular memory's allocatable leaves out
+    the NUMA node's hugepages (getDefaultMachineState)."""
+    allocatable = total - system_reserved - hugepages
     return {"total": total, "systemReserved": system_reserved, "allocatable": allocatable, "reserved": reserved,
             "free": allocatable - reserved}
 
 
 def memory_checkpoint(numa_of_worker: int) -> dict:
-    """What the Memory Manager records for the recorded pods (memory blocks on their NUMA nodes)."""
+    """What the Memory Manager records for the recorded pods (memory blocks on their NUMA nodes;
+    16Gi and two 1Gi hugepages per NUMA node, 1Gi reserved on NUMA node 0)."""
     def block(numa: int, size: int, kind: str = "memory") -> dict:
         return {"numaAffinity": [numa], "type": kind, "size": size}
-    machine = {"0": {"numberOfAssignments": 3, "cells": [0], "memoryMap": {
-                   "memory": table(16 * GiB, GiB, 6 * GiB + (GiB if numa_of_worker == 0 else 0)),
+    worker_on_0 = numa_of_worker == 0
+    machine = {"0": {"numberOfAssignments": 3 + worker_on_0, "cells": [0], "memoryMap": {
+                   "memory": table(16 * GiB, GiB, 6 * GiB + (GiB if worker_on_0 else 0), 2 * GiB),
                    "hugepages-1Gi": table(2 * GiB, 0, GiB)}},
-               "1": {"numberOfAssignments": 1, "cells": [1], "memoryMap": {
-                   "memory": table(16 * GiB, 0, GiB if numa_of_worker == 1 else 0),
+               "1": {"numberOfAssignments": 0 if worker_on_0 else 1, "cells": [1], "memoryMap": {
+                   "memory": table(16 * GiB, 0, 0 if worker_on_0 else GiB, 2 * GiB),
                    "hugepages-1Gi": table(2 * GiB, 0, 0)}}}
     entries = {"uid-web": {"app": [block(0, 2 * GiB)]},
                "uid-db": {"db": [block(0, 4 * GiB), block(0, GiB, "hugepages-1Gi")]},
@@ -268,7 +272,7 @@ def test_container_on_reserved_cpus_is_ng409(node_root):
     listed = recorded_list()
     listed["podResources"][0]["containers"][0]["cpuIds"] = ["0", "1"]
     (node_root / "var/lib/kubelet/cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
-        "static", "6-7,14-15", {"uid-web": {"app": "0-1"}, "uid-db": {"db": "2-3,10-11"},
+        "static", "6-9,14-15", {"uid-web": {"app": "0-1"}, "uid-db": {"db": "2-3,10-11"},
                                 "uid-batch": {"worker": "4-5,12-13"}})))
     server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock", listed=listed)
     try:
@@ -282,8 +286,10 @@ def test_container_on_reserved_cpus_is_ng409(node_root):
         "      simulator:         agrees (1,9, NUMA 0)", "      reserved CPUs:     0 (NG409)"]
     assert ("  pod/shop/web-0  NG409  error  container app of pod shop/web-0 holds CPUs 0 of reservedSystemCPUs 0,8 "
             "(its exclusive CPUs: 0-1)") in lines
-    assert "NG403" in result.stdout           # the checkpoint entry on a reserved CPU, judged on its own
-    assert lines[-1] == "5 container(s): 4 agree, 1 differ, 0 unchecked; 2 finding(s)"
+    # the checkpoint entry on a reserved CPU, judged on its own: the static policy refuses it at start
+    assert [line.split("  ")[2] for line in lines if "  NG4" in line] == ["NG419", "NG409", "NG423"]
+    assert lines[-1] == ("5 container(s): 4 agree, 1 differ, 0 unchecked; 3 finding(s); the kubelet does not start "
+                         f"with {node_root}/var/lib/kubelet/config.yaml")
 
 
 def test_memory_checkpoint_disagreement(node_root):
@@ -296,7 +302,7 @@ def test_memory_checkpoint_disagreement(node_root):
 
 def test_checkpoint_disagreement_and_text_report(node_root):
     (node_root / "var/lib/kubelet/cpu_manager_state").write_text(json.dumps(cpu_checkpoint_json(
-        "static", "0,6-8,14-15", {"uid-web": {"app": "1,9"}, "uid-db": {"db": "4-5,12-13"}})))
+        "static", "0,2-3,6-8,10-11,14-15", {"uid-web": {"app": "1,9"}, "uid-db": {"db": "4-5,12-13"}})))
     server = serve(node_root / "var/lib/kubelet/pod-resources/kubelet.sock")
     try:
         result = run(node_root)
@@ -444,8 +450,11 @@ def test_corrupt_checkpoint_is_a_finding(node_root):
     result = run(node_root, "--format", "json")
     report = json.loads(result.stdout)
     assert result.exit_code == 1
+    config = f"{node_root}/var/lib/kubelet/config.yaml"
     assert [(f["rule"], f["message"][:60]) for f in report["findings"]] == [
-        ("NG406", "the kubelet cannot restore this cpu checkpoint: not JSON: Ex")]
+        ("NG406", "the kubelet cannot restore this cpu checkpoint: not JSON: Ex"),
+        ("NG423", f"restarting the kubelet with {config}"[:60])]
+    assert report["restart"]["starts"] is False
 
 
 # state_checkpoint_test.go's "checkpoint with v1 checksum" (see tests/k8s/test_checkpoints.py)
@@ -473,7 +482,8 @@ def test_v1_checkpoint_by_kubelet_version(node_root, version, exit_code, source)
         assert {c["checkpoint"] for c in report["containers"]} == {"agrees"}
         return
     assert {c["checkpoint"] for c in report["containers"]} == {"skipped: not read"}
-    assert [(f["rule"], f["path"], f["message"], f["remediation"]) for f in report["findings"]] == [(
+    assert [f["rule"] for f in report["findings"]] == ["NG406", "NG423"]     # NG423: the restart it refuses
+    assert [(f["rule"], f["path"], f["message"], f["remediation"]) for f in report["findings"][:1]] == [(
         "NG406", "checksum",
         "the kubelet cannot restore this cpu checkpoint: checkpoint is corrupted: checksum 1694838852 does not match "
         "the content (expected 1850858057): the checksum of a V1 checkpoint without entries (the V1 layout, written "
@@ -486,7 +496,7 @@ def test_v1_checkpoint_with_container_ids_is_unchecked_under_136(node_root):
     """1.36 migrates V1 entries through the container runtime's ids, which PodResources does
     not give: nothing can be compared, and the report says so rather than "not recorded"."""
     (node_root / "var/lib/kubelet/cpu_manager_state").write_text(
-        '{"policyName": "static", "defaultCPUSet": "0,6-8,14-15", "entries": {"containerID1": "1,9"}, "checksum": 0}')
+        '{"policyName": "static", "defaultCPUSet": "0,2-8,10-15", "entries": {"containerID1": "1,9"}, "checksum": 0}')
     result, report = inspect_json(node_root, "--kubernetes-version", "1.36")
     assert result.exit_code == 3
     assert report["sources"][2]["message"] == (

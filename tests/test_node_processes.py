@@ -274,12 +274,12 @@ def test_a_container_in_its_pods_shared_pool(top):
         write_atomic(node.container_cgroup(pod, pod.containers[1]) / "cpuset.cpus.effective", f"{spare}\n")
         moved = inspect(node)
     app, sidecar = (c["kernel"]["assigned"] for c in json.loads(result.stdout)["containers"])
+    # AllocatePod gives every container of the pod an entry (the shared ones the pod's shared pool)
     assert app == {"cpus": str(B), "cpusFrom": "its exclusive CPUs in the checkpoint", "exclusiveCpus": str(B),
-                   "numaNodes": [0], "numaFrom": "the pod's memory in the Memory Manager checkpoint",
-                   "homeNumaNodes": [0]}
+                   "numaNodes": [0], "numaFrom": "the Memory Manager checkpoint", "homeNumaNodes": [0]}
     assert sidecar == {"cpus": str(A), "cpusFrom": "the pod's shared pool: its podEntries less its exclusive CPUs",
-                       "exclusiveCpus": "", "numaNodes": [0], "numaFrom": "the pod's memory in the Memory Manager "
-                       "checkpoint", "homeNumaNodes": [0]}
+                       "exclusiveCpus": "", "numaNodes": [0], "numaFrom": "the Memory Manager checkpoint",
+                       "homeNumaNodes": [0]}
     assert result.exit_code == 0, result.stdout
     assert findings(moved.output) == [
         f"  pod/shop/pinned-0  NG412  error  container sidecar of pod shop/pinned-0: its cgroup's cpuset.cpus.effective "

@@ -77,13 +77,38 @@ def test_checkpoint_findings_api():
         "static", "1-14,17-31,33-46,49-63", {"u1": {"app": "0,15-16"}, "u2": {"db": "16"}}))
     found = checkpoint_findings([cp], kubelet_config=node.kubelet_config, topology=node.topology, pod_uids={"u1"})
     assert [(v.rule.id, v.violation.path) for v in found] == [
-        ("NG403", ("data", "entries", "u1", "app")), ("NG403", ("data", "entries", "u2", "db")),
-        ("NG403", ("data", "entries", "u1", "app")), ("NG407", ("data", "entries", "u2"))]
+        ("NG403", ("data", "entries", "u2", "db")), ("NG407", ("data", "entries", "u2")),
+        ("NG419", ("data", "defaultCpuSet")), ("NG419", ("data", "defaultCpuSet")), ("NG422", ("data", "entries", "u1"))]
     assert [v.violation.message for v in found] == [
-        "container app of pod u1 holds reserved CPUs 0 (reservedSystemCPUs 0,32) as exclusive CPUs",
-        "container db of pod u2 holds CPUs 16 that pod u1 holds too",
-        "container app of pod u1 spans NUMA nodes 0, 1, but the Topology Manager policy single-numa-node allows one",
-        "entries holds an assignment for pod u2, which is not among the 1 pods of the node"]
+        "container db of pod u2 holds CPUs 16 that pod u1 holds too; the kubelet starts with this and both run there",
+        "entries holds an assignment for pod u2, which is not among the 1 pods of the node",
+        'the kubelet will not start: not all reserved cpus: "0,32" are present in defaultCpuSet: '
+        '"1-14,17-31,33-46,49-63" (reserved CPUs 0,32 are not in the shared pool (held as exclusive CPUs by container '
+        "app of pod u1 (0); 32 in no entry at all); the reservation (reservedSystemCPUs, or kubeReserved/systemReserved "
+        "cpu) changed without a drain, or the file was edited)",
+        'the kubelet will not start: current set of available CPUs "0-63" doesn\'t match with CPUs in state '
+        '"0-31,33-46,49-63" (CPUs 32,47-48 are online on the node but in neither defaultCpuSet nor any entry (onlined '
+        "since the file was written, or the file was edited))",
+        "pod u1 holds CPUs on NUMA nodes 0, 1: at its next restart the kubelet admits the pod again from these, and "
+        "the Topology Manager policy single-numa-node rejects it (TopologyAffinityError), stopping the running pod"]
+
+
+def test_tolerated_and_refused_without_the_nodes_cpus():
+    """No topology: the reserved CPUs are known from reservedSystemCPUs alone (check 1 of
+    validateState runs, the coverage check does not); a pod-level set in the shared pool is
+    what the static policy tolerates (NG403, at its podEntries)."""
+    cp = CheckpointExtract.of("n1:cpu_manager_state", cpu_checkpoint_json(
+        "static", "1,4-31,33-63", {"u1": {"app": "2-3"}}, {"u1": "2-5"}))
+    found = checkpoint_findings([cp], kubelet_config={**BASE, "reservedSystemCPUs": "0,32"})
+    assert [(v.rule.id, v.violation.path, v.violation.message) for v in found] == [
+        ("NG403", ("data", "podEntries", "u1"), "pod u1 holds pod-level CPUs 4-5 that are also in the shared pool "
+                                               "(defaultCpuSet 1,4-31,33-63); the kubelet starts with this, and other "
+                                               "pods' shared containers run there"),
+        ("NG419", ("data", "defaultCpuSet"), 'the kubelet will not start: not all reserved cpus: "0,32" are present in '
+                                             'defaultCpuSet: "1,4-31,33-63" (reserved CPUs 0,32 are not in the shared '
+                                             "pool (0,32 in no entry at all); the reservation (reservedSystemCPUs, or "
+                                             "kubeReserved/systemReserved cpu) changed without a drain, or the file "
+                                             "was edited)")]
 
 
 def test_corrupt_checkpoint_is_a_finding():

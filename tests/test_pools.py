@@ -408,16 +408,23 @@ def test_which_nodes_and_node_selections_belong_to_a_pool():
 def test_checkpoints_are_judged_against_their_pools_configuration(tmp_path):
     from numaguard.lint.k8s.checkpoints import cpu_checkpoint_json
 
-    holds_cpu_8 = json.dumps(cpu_checkpoint_json("static", "1-7,9-15", {"uid-a": {"app": "8"}}))
+    holds_cpu_8 = {"gpu": cpu_checkpoint_json("static", "0-7,9-15", {"uid-a": {"app": "8"}}),    # 16 CPUs
+                   "cpu": cpu_checkpoint_json("static", "0-7,9-79", {"uid-a": {"app": "8"}})}    # 80 CPUs
     files = {"cpu/cpu_manager_state": json.dumps(cpu_checkpoint_json("none", "0-79")),
-             "gpu/cpu_manager_state": holds_cpu_8, "cpu/node-a/cpu_manager_state": holds_cpu_8}
+             "gpu/cpu_manager_state": json.dumps(holds_cpu_8["gpu"]),
+             "cpu/node-a/cpu_manager_state": json.dumps(holds_cpu_8["cpu"])}
     code, report = lint_json(write_tree(tmp_path, files=files))
     # cpu pool (node cpu-node, static, reserved 0): the "none" checkpoint stops its kubelet, and
-    # CPU 8 is an ordinary CPU; gpu pool (gpu-node, reserved 0,8): CPU 8 is reserved
-    assert [(f["file"], f["rule"], f["message"].split(":")[0]) for f in report["findings"]] == [
-        ("./cpu/cpu_manager_state", "NG402", 'configured policy "static" differs from state checkpoint policy "none"'),
-        ("./gpu/cpu_manager_state", "NG403", "container app of pod uid-a holds reserved CPUs 8 (reservedSystemCPUs 0,8) as "
-                                             "exclusive CPUs")]
+    # CPU 8 is an ordinary CPU; gpu pool (gpu-node, reserved 0,8): CPU 8 is reserved, so the
+    # static policy refuses the file at start
+    assert [(f["file"], f["rule"], f["message"]) for f in report["findings"]] == [
+        ("./cpu/cpu_manager_state", "NG402", 'configured policy "static" differs from state checkpoint policy "none": '
+                                             "the kubelet will not start with this CPU Manager checkpoint"),
+        ("./gpu/cpu_manager_state", "NG419", 'the kubelet will not start: not all reserved cpus: "0,8" are present in '
+                                             'defaultCpuSet: "0-7,9-15" (reserved CPUs 8 are not in the shared pool (held '
+                                             "as exclusive CPUs by container app of pod uid-a (8)); the reservation "
+                                             "(reservedSystemCPUs, or kubeReserved/systemReserved cpu) changed without a "
+                                             "drain, or the file was edited)")]
 
 
 EKSCTL = """\

@@ -33,12 +33,12 @@ def test_rules_for_a_target_are_those_of_all_rules(target, with_node):
 
 def test_the_counts_of_rules_by_target():
     """Exact counts, so that a rule module left out of RULE_MODULES (its rules lost) fails."""
-    assert len(registry.all_rules()) == 55
+    assert len(registry.all_rules()) == 60
     assert Counter((r.target, r.needs_node) for r in registry.all_rules()) == {
-        ("pod", False): 14, ("pod", True): 3, ("kubelet", False): 17, ("kubelet", True): 1, ("run", False): 8,
-        ("status", False): 2, ("input", False): 2, ("node", False): 8}
+        ("pod", False): 14, ("pod", True): 3, ("kubelet", False): 17, ("kubelet", True): 1, ("run", False): 12,
+        ("status", False): 2, ("input", False): 2, ("node", False): 9}
     assert sum(len(registry.rules_for(t, with_node=True)) for t in ("pod", "kubelet", "status", "input", "run",
-                                                                   "node")) == 55
+                                                                   "node")) == 60
 
 
 @pytest.mark.parametrize("with_node", [True, False])
@@ -48,7 +48,7 @@ def test_the_run_check_rules_are_every_rule_with_a_run_check(with_node):
     expected = tuple(r for r in registry.all_rules() if r.run is not None and (with_node or not r.needs_node))
     assert registry.run_check_rules(with_node=with_node) == expected
     assert [r.id for r in expected] == ["NG401", "NG402", "NG403", "NG404", "NG405", "NG406", "NG407", "NG408",
-                                        "NG409"]
+                                        "NG409", "NG419", "NG420", "NG421", "NG422"]
 
 
 KUBELET_CONFIG = """apiVersion: kubelet.config.k8s.io/v1beta1

@@ -38,12 +38,13 @@ HEAVY = ("click", "jsonschema", "kubernetes", "grpc", "google.protobuf", "flask"
 
 # What a one-pod lint does import of the rules, and why: the pod rules and the input rules
 # (NG001, NG002) judge it; the run-level rules' modules (pool: NG401/NG404/NG405, node: the
-# checkpoints' NG402-NG409) are imported at the start of every run, because their run checks
-# see every input from the first on (a Pod's uid is kept for NG407 before any checkpoint
-# appears). Nothing else of numaguard.lint.rules.
+# checkpoints' NG402-NG409, with restart: NG408, NG419-NG423, whose metadata node registers) are
+# imported at the start of every run, because their run checks see every input from the first
+# on (a Pod's uid is kept for NG407 before any checkpoint appears). Nothing else of
+# numaguard.lint.rules.
 RULE_MODULES_OF_A_POD_LINT = ["numaguard.lint.rules", "numaguard.lint.rules.base", "numaguard.lint.rules.input",
                               "numaguard.lint.rules.node", "numaguard.lint.rules.pods", "numaguard.lint.rules.pool",
-                              "numaguard.lint.rules.registry"]
+                              "numaguard.lint.rules.registry", "numaguard.lint.rules.restart"]
 
 # Run the console script's own entry point (found here, so that the child does not import
 # importlib.metadata, which brings email and csv) and list sys.modules as the process exits.

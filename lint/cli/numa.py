@@ -188,12 +188,17 @@ class Duration(click.ParamType):
 @node.command(name="inspect")
 @click.option("--root", default="/", show_default=True,
               help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
+@click.option("--sysfs", "sysfs_root", type=click.Path(file_okay=False),
+              help="Where the node's /sys is (default: ROOT/sys): the machine the checkpoints are compared with.")
 @click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
               help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
 @click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
               help="The kubelet's PodResources API socket.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
-              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml).")
+              help="The KubeletConfiguration to judge (default: the node's own, ROOT/var/lib/kubelet/config.yaml). "
+                   "Give a NEW one before rolling it out: the report says whether the kubelet restarts with it and "
+                   "what happens to the running pods' CPUs and memory (compared with the checkpoints and the "
+                   "node's own configuration).")
 @click.option("--pods", "pods_path", type=click.Path(dir_okay=False),
               help="Pod manifests of this node (kubectl get pods -o yaml --field-selector spec.nodeName=NODE): "
               "replay them instead of what each pod holds, and judge checkpoint entries of gone pods.")
@@ -217,10 +222,12 @@ class Duration(click.ParamType):
               default="text", show_default=True,
               help="sarif, policyreport and html carry the findings (html: with the node's NUMA map and, with "
                    "--processes, where each container's memory is).")
-def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, timeout, kubernetes_version,
-                    processes, sample, max_remote, hottest, fmt) -> None:
+def inspect_command(root, sysfs_root, state_dir, socket_path, kubelet_config, pods_path, timeout,
+                    kubernetes_version, processes, sample, max_remote, hottest, fmt) -> None:
     """Compare what each container got (PodResources API) with the checkpoints and the simulator,
-    and with --processes with what the kernel enforces and where the application runs.
+    and with --processes with what the kernel enforces and where the application runs; and say
+    whether the kubelet restarts with the configuration (--kubelet-config) and what that does
+    to the running pods.
 
     Exit codes: 0 everything was read and agrees; 1 a container differs or a finding is an
     error; 2 nothing from the kubelet could be read; 3 incomplete: a source was not read or a
@@ -236,7 +243,7 @@ def inspect_command(root, state_dir, socket_path, kubelet_config, pods_path, tim
         raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
     options = ProcessOptions(sample=sample, max_remote=max_remote / 100, hottest=hottest) if processes else None
     report = inspect_node(root=root, state_dir=state_dir, socket=socket_path, kubelet_config=kubelet_config,
-                          pods=pods_path, timeout=timeout, version=version, processes=options)
+                          pods=pods_path, timeout=timeout, version=version, processes=options, sysfs=sysfs_root)
     if fmt == "text":
         click.echo(render_text(report), nl=False)
         raise SystemExit(report.exit_code)

@@ -202,6 +202,7 @@ class MemoryCheckpoint:
     field_root: Path = ()
     error: CheckpointError | None = None
     dropped_pods: dict[str, tuple[MemoryBlock, ...]] = field(default_factory=dict)   # as CPUCheckpoint's
+    assignments: dict[int, int] = field(default_factory=dict)   # NUMA node -> numberOfAssignments
 
 
 # ------------------------------------------------------------------------------- CPU
@@ -468,15 +469,17 @@ def _blocks(raw: list | None) -> tuple[MemoryBlock, ...]:
 def _memory_values(version: str, v: dict, root: Path) -> MemoryCheckpoint:
     machine: dict[int, dict[str, MemoryTable]] = {}
     cells: dict[int, tuple[int, ...]] = {}
+    assignments: dict[int, int] = {}
     for numa, state in (v["MachineState"] or {}).items():
         if state is None:
             continue
         machine[numa] = {res: MemoryTable(t["TotalMemSize"], t["SystemReserved"], t["Allocatable"], t["Reserved"], t["Free"])
                          for res, t in (state["MemoryMap"] or {}).items() if t is not None}
         cells[numa] = tuple(state["Cells"] or ())
+        assignments[numa] = state["NumberOfAssignments"]
     containers = {pod: {c: _blocks(b) for c, b in (by_c or {}).items()} for pod, by_c in (v["Entries"] or {}).items()}
     pods = {pod: _blocks(entry["MemoryBlocks"]) for pod, entry in (v.get("PodEntries") or {}).items()}
-    return MemoryCheckpoint(version, v["PolicyName"], machine, cells, containers, pods, root)
+    return MemoryCheckpoint(version, v["PolicyName"], machine, cells, containers, pods, root, assignments=assignments)
 
 
 def _memory_error(path: Path, message: str) -> MemoryCheckpoint:

@@ -34,6 +34,9 @@ def _go_atoi(text: str) -> int:
     return int(text)
 
 
+MAX_RANGE = 1 << 16      # CPUs one range of a list may name (Linux's NR_CPUS is at most 8192)
+
+
 def parse_cpuset(text: str) -> frozenset[int]:
     """Parse a Linux CPU list exactly as `k8s.io/utils/cpuset.Parse` does."""
     if not isinstance(text, str):
@@ -49,6 +52,11 @@ def parse_cpuset(text: str) -> frozenset[int]:
         start, end = _go_atoi(bounds[0]), _go_atoi(bounds[1])
         if start > end:
             raise CPUSetError(f'invalid range "{part}" ({start} > {end})')
+        if end - start >= MAX_RANGE:
+            # Parse would expand it CPU by CPU; no Linux machine has that many (the kernel's
+            # NR_CPUS is at most 8192), and a hostile checkpoint must not take our memory
+            raise CPUSetError(f'range "{part}" names {end - start + 1} CPUs, more than any Linux machine has '
+                              f"(numaguard expands at most {MAX_RANGE})")
         result.update(range(start, end + 1))
     return frozenset(result)
 

@@ -2,7 +2,9 @@
 
 Run on a node (a DaemonSet pod or `kubectl debug node/NAME`), it reads the sources of
 `numaguard.lint.node.sources` and reports whatever it could read: the checkpoint files judged
-by the checkpoint rules (`numaguard.lint.rules.node`: NG402, NG403, NG406-NG408), and, per
+by the checkpoint rules against the configuration and the machine (`numaguard.lint.rules.node`:
+NG402, NG403, NG406-NG408, NG419-NG422), whether the kubelet restarts with the configuration and
+what that does to the running pods (`numaguard.lint.node.restart`, NG423), and, per
 container the kubelet's PodResources API lists, its CPUs and memory NUMA nodes side by side with
 the checkpoints' entries for it (`numaguard.lint.node.matching`: by pod uid, else by an
 unambiguous container name) and with what the simulator gives it (`numaguard.lint.node.replay`);
@@ -33,8 +35,10 @@ from numaguard.lint.node.matching import (AGREES, DIFFERS, REJECTED, SKIPPED, UN
 from numaguard.lint.node.podresources_client import DEFAULT_SOCKET, DEFAULT_TIMEOUT
 from numaguard.lint.node.processes import PROCESS_CHECKS, ProcessOptions, ProcessResult, inspect_processes
 from numaguard.lint.node.replay import numa_of, replay, simulation_verdict
-from numaguard.lint.node.sources import (Source, load_kubelet_config, load_node, load_pod_manifests,
-                                         read_checkpoint, read_pod_log_dirs, read_podresources, under)
+from numaguard.lint.node.restart import RestartPrediction, config_refusals, predict
+from numaguard.lint.node.sources import (Source, kubelet_config_path, load_kubelet_config, load_node,
+                                         load_pod_manifests, read_checkpoint, read_memory_machine, read_pod_log_dirs,
+                                         read_podresources, under)
 from numaguard.lint.rules.node import (CheckpointExtract, RunningContainer, checkpoint_findings,
                                        reserved_cpu_findings)
 
@@ -109,6 +113,7 @@ class InspectReport:
     topology: Any = None
     reserved_cpus: frozenset[int] = frozenset()
     policy: str = ""
+    restart: RestartPrediction | None = None     # a restart with the configuration read
 
     def add(self, violations) -> None:
         for pv in violations:
@@ -157,6 +162,8 @@ class InspectReport:
         unseen = sum(c.unchecked_in(PROCESS_CHECKS) and not c.unchecked_in(BASE_CHECKS) for c in self.containers)
         if unseen:
             gaps.append(f"{unseen} container(s) not fully seen in the kernel")
+        if self.restart is not None and not self.restart.starts:
+            line += f"; the kubelet does not start with {self.restart.config}"
         return line + ("; incomplete: " + "; ".join(gaps) if gaps else "")
 
     def as_dict(self) -> dict:
@@ -164,6 +171,7 @@ class InspectReport:
                 "sources": [{"name": s.name, "ok": s.ok, "message": s.message} for s in self.sources],
                 "allocatableCpus": format_cpuset(self.allocatable_cpus) if self.allocatable_cpus is not None else None,
                 "containers": [c.as_dict() for c in self.containers], "findings": self.findings,
+                "restart": self.restart.as_dict() if self.restart is not None else None,
                 "summary": {"containers": len(self.containers), "agree": self.count(AGREES),
                             "differ": self.count(DIFFERS), "warn": self.count(WARNS),
                             "unchecked": self.count(UNCHECKED),
@@ -177,13 +185,15 @@ class InspectReport:
 def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket: str = DEFAULT_SOCKET,
                  kubelet_config: str | None = None, pods: str | None = None, timeout: float = DEFAULT_TIMEOUT,
                  version: Version = CURRENT, processes: ProcessOptions | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> InspectReport:
+                 sleep: Callable[[float], None] = time.sleep, sysfs: str | None = None) -> InspectReport:
     """Gather every source that can be read and compare; never raises for unreadable input.
     `version`: the kubelet's minor version (how it reads its checkpoints); `processes`: also
-    read the kernel's view of every container (`sleep` waits out its sample)."""
+    read the kernel's view of every container (`sleep` waits out its sample); `sysfs`: where
+    the node's /sys is, when not under `root`."""
     report = InspectReport(node=os.uname().nodename if root in ("", "/") else str(root))
     kc, kc_source = load_kubelet_config(root, kubelet_config)
-    node, node_source = load_node(root, kc)
+    current = _own_config(root, kubelet_config, kc)
+    node, node_source = load_node(root, kc, sysfs)
     if node is not None:
         report.node = node.name
     report.sources += [node_source, kc_source]
@@ -204,7 +214,12 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
     manifest_uids = {key: str((m.get("metadata") or {}).get("uid") or "") for key, m in manifests.items()}
     topology = getattr(node, "topology", None)
     known = {u for u in manifest_uids.values() if u} or None
-    report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known))
+    config_path = str(kubelet_config_path(root, kubelet_config))
+    if kc is not None:
+        report.add(config_refusals(config_path, node, version))
+    machine = read_memory_machine(root, sysfs) if node is not None else None
+    report.add(checkpoint_findings(list(extracts.values()), kubelet_config=kc, topology=topology, pod_uids=known,
+                                   machine=machine, version=version))
     reserved = _reserved(kc)
     report.topology, report.reserved_cpus, report.policy = topology, reserved, _policy(kc)
     if snapshot is not None:
@@ -214,6 +229,12 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
         report.add(reserved_cpu_findings(
             [RunningContainer(f"{c.namespace}/{c.pod}", c.container, c.cpus, f"pod/{c.namespace}/{c.pod}")
              for c in report.containers], kubelet_config=kc))
+    if kc is not None:
+        names = {c.identity.uid: f"{c.namespace}/{c.pod}" for c in report.containers if c.identity.uid}
+        report.restart = predict(config_path, kc, current, extracts, topology, list(report.violations), names, known,
+                                 version)
+        if report.restart.eventful:
+            report.add([report.restart.violation()])
     if processes is not None:
         checkpoints = [_restored(extracts.get(kind)) for kind in ("cpu", "memory")]
         results, sources, found = inspect_processes(root, kc, report.containers, manifests, *checkpoints, topology,
@@ -224,6 +245,15 @@ def inspect_node(*, root: str = "/", state_dir: str = DEFAULT_STATE_DIR, socket:
             c.checks.update(result.checks)
         report.add(found)
     return report
+
+
+def _own_config(root: str, given: str | None, judged: dict | None) -> dict | None:
+    """The node's own configuration when another one is judged (`--kubelet-config NEW`): what
+    the restart changes from. None when it is the same, or cannot be read."""
+    if not given or judged is None:
+        return None
+    own, _ = load_kubelet_config(root, None)
+    return own if own is not None and own != judged else None
 
 
 def _restored(extract: CheckpointExtract | None):
@@ -339,6 +369,9 @@ def render_text(report: InspectReport) -> str:
                 + f" on CPU {t.last_cpu}" for t in c.processes.hottest))
         if c.reserved:
             lines.append(f"      {'reserved CPUs:':<19}{format_cpuset(c.reserved)} (NG409)")
+    lines.append("")
+    lines += report.restart.lines() if report.restart is not None else [
+        "restart: not predicted (no kubelet configuration was read)"]
     if report.findings:
         lines.append("")
         lines.append("findings:")

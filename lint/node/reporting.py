@@ -1,6 +1,8 @@
 """`node inspect`'s report as the engine's `LintResult`, for the shared report writers (SARIF,
-PolicyReport, HTML): its findings as `Finding`s, and the node as one `NodeOccupancy` with the
-containers' exclusive CPUs and, with `--processes`, where their memory actually is."""
+PolicyReport, HTML): its findings as `Finding`s (a finding on the kubelet configuration at its
+line), what could not be read as `unread` (the writers say the report is incomplete), and the
+node as one `NodeOccupancy` with the containers' exclusive CPUs, where their memory actually is
+(`--processes`), and the summary and restart prediction as notes."""
 from __future__ import annotations
 
 from numaguard.lint.engine import LintResult
@@ -15,13 +17,14 @@ def as_lint_result(report) -> LintResult:
     for f in findings:
         summary.counts[f.severity.value] += 1
     nodes = [_occupancy(report)] if report.topology is not None else []
-    return LintResult(findings=findings, summary=summary, nodes=nodes)
+    return LintResult(findings=findings, summary=summary, nodes=nodes, unread=[s.line() for s in report.missing])
 
 
 def _finding(pv) -> Finding:
     v = pv.violation
+    line, column = (pv.place.position(tuple(v.path)) or (None, None)) if pv.place is not None else (None, None)
     return Finding(rule=pv.rule.id, name=pv.rule.name, severity=v.severity or pv.rule.severity, message=v.message,
-                   remediation=v.remediation or pv.rule.remediation, file=pv.source,
+                   remediation=v.remediation or pv.rule.remediation, file=pv.source, line=line, column=column,
                    object=_pod_ref(pv.ref) if pv.ref is not None and pv.ref.name else _checkpoint_ref(pv),
                    container=v.container, path=".".join(map(str, v.path)))
 
@@ -56,5 +59,6 @@ def _occupancy(report) -> NodeOccupancy:
             resident.append(ResidentMemory(f"{c.namespace}/{c.pod} {c.container}", by_numa,
                                            c.processes.assignment.home))
     notes = [report.summary_line()] + [f"not read: {s.line()}" for s in report.missing]
+    notes += report.restart.lines() if report.restart is not None else []
     return NodeOccupancy(name=report.node, topology=topology, reserved=report.reserved_cpus, policy=report.policy,
                          pods=pods, notes=notes, resident=resident)

@@ -6,7 +6,8 @@ read, the one-line reason. Nothing here raises for unreadable input. The sources
 * the CPU and Memory Manager checkpoints (`<root><state-dir>/cpu_manager_state`,
   `memory_manager_state`), read as the kubelet of the given minor version reads them;
 * the node's KubeletConfiguration (`--kubelet-config`, else `<root>/var/lib/kubelet/config.yaml`);
-* the machine from `<root>/sys` (`numaguard.lint.numa.capture`);
+* the machine from `<root>/sys` (`numaguard.lint.numa.capture`), and the Memory Manager's
+  view of it (per NUMA node MemTotal and every hugepage size, as the kubelet reads them);
 * pod manifests (`--pods FILE`): the pods' uids, and what to replay in the simulator;
 * the kubelet's pod log directories (`<root><podLogsDir>`, `/var/log/pods` by default): one
   directory per pod, named `NAMESPACE_NAME_UID` (kuberuntime `BuildPodLogsDirectory`,
@@ -89,8 +90,13 @@ def read_checkpoint(path: Path, kind: str, version: Version) -> tuple[Checkpoint
     return extract, Source(name, True, f"read ({what})", kubelet=True)
 
 
+def kubelet_config_path(root: str, path: str | None) -> Path:
+    """The KubeletConfiguration node inspect reads: `path` as given, else the node's own."""
+    return Path(path) if path else under(root, "/var/lib/kubelet/config.yaml")
+
+
 def load_kubelet_config(root: str, path: str | None) -> tuple[dict | None, Source]:
-    candidate = Path(path) if path else under(root, "/var/lib/kubelet/config.yaml")
+    candidate = kubelet_config_path(root, path)
     name = f"kubelet configuration {candidate}"
     try:
         data = yaml.safe_load(candidate.read_text(encoding="utf-8"))
@@ -103,11 +109,12 @@ def load_kubelet_config(root: str, path: str | None) -> tuple[dict | None, Sourc
     return data, Source(name, True, "read")
 
 
-def load_node(root: str, kc: dict | None) -> tuple[Any, Source]:
+def load_node(root: str, kc: dict | None, sysfs: str | None = None) -> tuple[Any, Source]:
+    """The machine from `sysfs` (default `<root>/sys`), with `kc` as its configuration."""
     from numaguard.lint.numa.capture import capture_node
     from numaguard.lint.numa.node import NodeError, load_node as build
 
-    sysfs = under(root, "/sys")
+    sysfs = Path(sysfs) if sysfs else under(root, "/sys")
     try:
         profile = capture_node(sysfs)
         if kc is not None:
@@ -120,6 +127,17 @@ def load_node(root: str, kc: dict | None) -> tuple[Any, Source]:
     topo = node.topology
     return node, Source(f"sysfs {sysfs}", True, f"{topo.num_sockets} socket(s), {topo.num_numa_nodes} NUMA node(s), "
                                                 f"{topo.num_cpus} CPUs")
+
+
+def read_memory_machine(root: str, sysfs: str | None = None):
+    """The Memory Manager's view of the machine from `sysfs` (default `<root>/sys`; `numaguard.lint.numa.restart.
+    MemoryMachine`: per NUMA node, MemTotal and every hugepage size's bytes), or None when it
+    cannot be read byte for byte (then only the reservations are compared with the checkpoint)."""
+    from numaguard.lint.numa.capture import memory_machine
+    from numaguard.lint.numa.restart import MemoryMachine
+
+    totals = memory_machine(Path(sysfs) if sysfs else under(root, "/sys"))
+    return MemoryMachine(totals) if totals else None
 
 
 def load_pod_manifests(path: str | None) -> tuple[dict[tuple[str, str], dict], Source | None]:

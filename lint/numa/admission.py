@@ -256,7 +256,7 @@ def build_state(topology: Topology, kc: dict, *, name: str = "node",
     """NodeState for a topology and a KubeletConfiguration dict (see NodeState.from_node)."""
     from numaguard.lint.k8s import kubelet as kcfg
     from numaguard.lint.numa.cpu_assignment import CPUManagerError
-    from numaguard.lint.numa.cpus import CPUManagerConfigError, StaticPolicy
+    from numaguard.lint.numa.cpus import CPUManagerConfigError
     from numaguard.lint.numa.memory import (MemoryManagerError, StaticMemoryPolicy,
                                   reserved_memory_from_config)
 
@@ -283,16 +283,8 @@ def build_state(topology: Topology, kc: dict, *, name: str = "node",
 
     cpu = None
     if cpu_policy == "static":
-        kube_reserved = kc.get("kubeReserved") if isinstance(kc.get("kubeReserved"), dict) else {}
-        system_reserved = kc.get("systemReserved") \
-            if isinstance(kc.get("systemReserved"), dict) else {}
         try:
-            cpu = StaticPolicy(topology,
-                               reserved_system_cpus=kc.get("reservedSystemCPUs") or None,
-                               kube_reserved_cpu=kube_reserved.get("cpu"),
-                               system_reserved_cpu=system_reserved.get("cpu"),
-                               options=_string_map(kc.get("cpuManagerPolicyOptions")),
-                               topology_manager_policy=policy_name)
+            cpu = static_cpu_policy(topology, kc)
         except (CPUManagerConfigError, CPUManagerError, ValueError) as exc:
             raise KubeletStartupError(f"cpu manager: {exc}") from None
     memory = None
@@ -312,6 +304,21 @@ def build_state(topology: Topology, kc: dict, *, name: str = "node",
                             GATE_POD_LEVEL_RESOURCE_MANAGERS:
                                 gates.get(GATE_POD_LEVEL_RESOURCE_MANAGERS, False)},
                      allocatable=_allocatable(topology, kc, cpu))
+
+
+def static_cpu_policy(topology: Topology, kc: dict):
+    """The static CPU Manager policy a KubeletConfiguration gives this machine
+    (`numaguard.lint.numa.cpus.StaticPolicy`: its reserved CPUs, options, empty state); raises
+    what NewStaticPolicy refuses (CPUManagerConfigError, CPUManagerError, ValueError)."""
+    from numaguard.lint.k8s import kubelet as kcfg
+    from numaguard.lint.numa.cpus import StaticPolicy
+
+    kube_reserved = kc.get("kubeReserved") if isinstance(kc.get("kubeReserved"), dict) else {}
+    system_reserved = kc.get("systemReserved") if isinstance(kc.get("systemReserved"), dict) else {}
+    return StaticPolicy(topology, reserved_system_cpus=kc.get("reservedSystemCPUs") or None,
+                        kube_reserved_cpu=kube_reserved.get("cpu"), system_reserved_cpu=system_reserved.get("cpu"),
+                        options=_string_map(kc.get("cpuManagerPolicyOptions")),
+                        topology_manager_policy=kcfg.topology_manager_policy(kc)[0])
 
 
 def empty_state_or_none(topology: Topology, kc: Any, *, name: str = "node") -> NodeState | None:

@@ -179,19 +179,49 @@ def _distances(node_dir: Path, node_ids: list[int], warnings: list[str]) -> list
 
 
 def _hugepages(folder: Path, warnings: list[str], where: str) -> dict[str, int]:
+    """Pages per hugepage size, the sizes with none left out (a NodeProfile lists what exists)."""
     pages: dict[str, int] = {}
-    for entry in sorted(_listdir(folder), key=lambda p: p.name):
-        match = _HUGEPAGE_DIR.fullmatch(entry.name)
-        if not match:
-            continue
-        count = _read_int(entry / "nr_hugepages")
+    for name, count in _hugepage_counts(folder).items():
         if count is None:
-            warnings.append(f"{where}/hugepages/{entry.name}/nr_hugepages unreadable; ignored")
-            continue
-        if count:
-            # the kubelet names the resource by the page size quantity: hugepages-2Mi, -1Gi
-            pages[f"hugepages-{format_bytes(Decimal(int(match.group(1)) * 1024))}"] = count
+            warnings.append(f"{where}/hugepages/{name}/nr_hugepages unreadable; ignored")
+        elif count:
+            pages[_hugepage_resource(name)] = count
     return pages
+
+
+def _hugepage_counts(folder: Path) -> dict[str, int | None]:
+    """`hugepages-<size>kB` directory -> nr_hugepages (None: unreadable), every size listed."""
+    return {entry.name: _read_int(entry / "nr_hugepages")
+            for entry in sorted(_listdir(folder), key=lambda p: p.name) if _HUGEPAGE_DIR.fullmatch(entry.name)}
+
+
+def _hugepage_resource(directory: str) -> str:
+    # the kubelet names the resource by the page size quantity: hugepages-2Mi, -1Gi
+    return f"hugepages-{format_bytes(Decimal(_page_bytes(directory)))}"
+
+
+def _page_bytes(directory: str) -> int:
+    return int(_HUGEPAGE_DIR.fullmatch(directory).group(1)) * 1024
+
+
+def memory_machine(sysfs_root: str | Path = "/sys") -> dict[int, dict[str, int]] | None:
+    """The machine as the Memory Manager's `getDefaultMachineState` reads it (cadvisor's machine
+    info, utils/sysinfo GetNodesInfo): per NUMA node, `memory` (MemTotal of nodeN/meminfo, in
+    bytes) and the bytes of every hugepage size the node lists, sizes with no pages included
+    (cadvisor lists each `hugepages-<size>kB` directory, and the kubelet keeps a table for each).
+    None when a node's MemTotal or a page count cannot be read, or there are no node
+    directories (a kernel without NUMA): the state cannot then be compared byte for byte."""
+    node_dir = Path(sysfs_root) / "devices" / "system" / "node"
+    node_ids = sorted(int(m.group(1)) for p in _listdir(node_dir) if (m := _NODE_DIR.fullmatch(p.name)) and p.is_dir())
+    machine: dict[int, dict[str, int]] = {}
+    for n in node_ids:
+        memory_kb = _memtotal_kb(_read(node_dir / f"node{n}" / "meminfo"))
+        counts = _hugepage_counts(node_dir / f"node{n}" / "hugepages")
+        if memory_kb is None or None in counts.values():
+            return None
+        machine[n] = {"memory": memory_kb * 1024,
+                      **{_hugepage_resource(name): count * _page_bytes(name) for name, count in counts.items()}}
+    return machine or None
 
 
 def _memtotal_kb(text: str | None) -> int | None:

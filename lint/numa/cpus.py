@@ -245,40 +245,24 @@ class StaticPolicy:
     def load_state(self, default_cpus: Iterable[int],
                    assignments: Mapping[str, Mapping[str, Iterable[int]]] | None = None) -> None:
         """Start from a saved state (the checkpoint after a kubelet restart), validated as
-        validateState does; an empty default set with no assignments means "fresh node"."""
-        default = frozenset(default_cpus)
+        validateState does (`numaguard.lint.numa.restart.cpu_refusals`, whose first refusal
+        is raised); an empty default set with no assignments means "fresh node"."""
+        from numaguard.lint.k8s.checkpoints import CPUCheckpoint
+        from numaguard.lint.numa.restart import cpu_refusals
+
         saved = {pod: {name: frozenset(cpus) for name, cpus in containers.items()}
                  for pod, containers in (assignments or {}).items()}
-        all_cpus = self.index.all_cpus
-        if self.options.strict_cpu_reservation:
-            all_cpus = all_cpus - self.reserved
-        if not default:
-            if any(saved.values()):
-                raise CPUManagerStateError("default cpuset cannot be empty")
-            self.default_cpus, self.assignments = all_cpus, {}
-            return
-        if self.options.strict_cpu_reservation:
-            if self.reserved & default:
-                raise CPUManagerStateError(
-                    f'some of strictly reserved cpus: "{format_cpuset(self.reserved & default)}" '
-                    f'are present in defaultCpuSet: "{format_cpuset(default)}"')
-        elif not self.reserved <= default:
-            raise CPUManagerStateError(
-                f'not all reserved cpus: "{format_cpuset(self.reserved)}" are present in '
-                f'defaultCpuSet: "{format_cpuset(default)}"')
-        for pod in sorted(saved):
-            for name in sorted(saved[pod]):
-                if saved[pod][name] & default:
-                    raise CPUManagerStateError(
-                        f'pod: {pod}, container: {name} cpuset: "{format_cpuset(saved[pod][name])}"'
-                        f' overlaps with default cpuset "{format_cpuset(default)}"')
-        known = default.union(*(cpus for containers in saved.values()
-                                for cpus in containers.values()))
-        if known != all_cpus:
-            raise CPUManagerStateError(
-                f'current set of available CPUs "{format_cpuset(all_cpus)}" doesn\'t match with '
-                f'CPUs in state "{format_cpuset(known)}"')
-        self.default_cpus, self.assignments = default, saved
+        restored = CPUCheckpoint("v4", "static", frozenset(default_cpus), saved)
+        refusals = cpu_refusals(restored, reserved=self.reserved, online=self.index.all_cpus,
+                                strict=self.options.strict_cpu_reservation)
+        if refusals:
+            raise CPUManagerStateError(refusals[0].message)
+        if restored.default_cpus:
+            self.default_cpus, self.assignments = restored.default_cpus, saved
+        else:
+            strict = self.options.strict_cpu_reservation
+            self.default_cpus = self.index.all_cpus - self.reserved if strict else self.index.all_cpus
+            self.assignments = {}
 
     # --- pools ---------------------------------------------------------------------------------
     @property

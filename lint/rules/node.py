@@ -1,5 +1,6 @@
-"""NG402, NG403, NG406-NG409: the CPU and Memory Managers' checkpoint files on a node, and
-where the kubelet's PodResources API says its containers run.
+"""NG402, NG403, NG406-NG409, NG419-NG422: the CPU and Memory Managers' checkpoint files on a
+node, whether the kubelet restarts with them (`numaguard.lint.rules.restart`), and where the
+kubelet's PodResources API says its containers run.
 
 The checkpoint is what the kubelet remembers of its placements across restarts; reading it
 is how to "compare the CPU Manager checkpoint with the CPUs visible to each container".
@@ -23,11 +24,15 @@ Library API (no I/O; parsed objects in, findings out):
                                   pod_uids={"3f1c...", ...}):
         print(pv.source, pv.rule.id, pv.violation.path, pv.violation.message)
 
-`kubelet_config` gives the configured policies and reserved CPUs (None: NG402 and the
-reserved-CPU check are skipped); `topology` (a `numaguard.lint.numa.topology.Topology`) maps
-CPUs to NUMA nodes (None: the NUMA-span check is skipped); `pod_uids` is the set of pods that
-exist on the node (None: NG407 is skipped). `CheckpointExtract.of(..., version=(1, 36))` reads
-a file as that kubelet minor version does (numaguard.lint.k8s.checkpoints).
+`kubelet_config` gives the configured policies, reservations and gates (None: NG402 and the
+start-up checks NG408, NG419-NG422 are skipped); `topology` (a
+`numaguard.lint.numa.topology.Topology`) gives the node's CPUs and their NUMA nodes (None: the
+reserved CPUs are known only from reservedSystemCPUs, the CPU coverage and NUMA-span checks are
+skipped); `machine` (`numaguard.lint.numa.restart.MemoryMachine`, read from the node's /sys by
+`node inspect`) is what NG420 compares the recorded totals with (None: only the reservations);
+`pod_uids` is the set of pods that exist on the node (None: NG407 is skipped).
+`CheckpointExtract.of(..., version=(1, 36))` reads a file as that kubelet minor version does
+(numaguard.lint.k8s.checkpoints), `checkpoint_findings(..., version=...)` takes its gates' defaults.
 
 `reserved_cpu_findings(containers, kubelet_config=kc)` is NG409 over what the PodResources
 API reports (`RunningContainer`s: from `numaguard node inspect`, or `podresources_containers`
@@ -36,17 +41,19 @@ over a saved `List` answer that `numaguard lint` reads next to the node's config
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Iterable
 
 # The checkpoint reader only when a checkpoint appears (every document is asked whether it is
 # one), the kubelet model (numaguard.lint.k8s.kubelet) where a configuration is judged.
 from numaguard.lint.k8s.checkpoint_files import CURRENT, Version, checkpoint_kind
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
-from numaguard.lint.k8s.quantity import format_bytes
 from numaguard.lint.model import ObjectRef, Path, Severity, Violation
 from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, Subject
 from numaguard.lint.rules.pool import PoolViolation
+from numaguard.lint.rules.restart import MEMORY_INCONSISTENT as CHECKPOINT_MEMORY
+from numaguard.lint.rules.restart import (CPU_STATE_REFUSED, MEMORY_MACHINE_CHANGED, MEMORY_STATE_REFUSED,
+                                          REJECTED_AT_RESTART, RESTART_PREDICTION, readmission_rejections,
+                                          state_refusals)
 
 if TYPE_CHECKING:
     from numaguard.lint.k8s.checkpoints import CPUCheckpoint, MemoryCheckpoint
@@ -65,15 +72,14 @@ CHECKPOINT_POLICY = Rule(
 
 CHECKPOINT_PLACEMENT = Rule(
     id="NG403", name="checkpoint-placement", severity=Severity.WARNING, target="run",
-    title="The checkpoint shows exclusive CPUs on reserved CPUs or shared with another pod, or a pod spanning more NUMA nodes than its policy allows",
-    rationale="Exclusive CPUs are taken from the shared pool minus the reserved CPUs, never twice; "
-              "under single-numa-node a pod's CPUs and memory sit on one NUMA node. A checkpoint "
-              "that says otherwise records a placement the managers should never have made (a "
-              "configuration changed under running pods, a hand-edited file), and the containers "
-              "run where the article's guarantees do not hold.",
-    remediation="Drain the node and let the kubelet place the pods again (delete the checkpoint "
-                "files while the kubelet is stopped); check that reservedSystemCPUs and the "
-                "Topology Manager policy did not change without a drain.")
+    title="The checkpoint gives two pods the same exclusive CPUs, or a pod's pod-level CPUs are also in the shared pool",
+    rationale="Exclusive CPUs are taken from the shared pool minus the reserved CPUs, never twice. The static policy "
+              "does not check this when it starts (validateState compares only the containers' entries with "
+              "defaultCpuSet, and the total with the machine's CPUs), so the kubelet starts and runs both pods on "
+              "the same CPUs: a placement the managers never make (a file edited, or written by a kubelet with a "
+              "bug). What the kubelet refuses at start is NG419.",
+    remediation="Drain the node and let the kubelet place the pods again: stop it, move the checkpoint file aside, "
+                "start it, uncordon.")
 
 CHECKPOINT_CORRUPT = Rule(
     id="NG406", name="checkpoint-corrupt", severity=Severity.ERROR, target="run",
@@ -97,16 +103,6 @@ CHECKPOINT_STALE = Rule(
               "admission on a node that looks free.",
     remediation="Check the kubelet log for failed container removals; restarting the kubelet "
                 "runs the stale-state cleanup (removeStaleState).")
-
-CHECKPOINT_MEMORY = Rule(
-    id="NG408", name="checkpoint-memory-inconsistent", severity=Severity.WARNING, target="run",
-    title="The Memory Manager checkpoint's memory tables or blocks do not add up",
-    rationale="For every NUMA node and memory type the Memory Manager keeps allocatable = total - "
-              "systemReserved and free + reserved = allocatable, and the reserved amount is what "
-              "the pods' memory blocks hold (policy_static.go). A table that does not add up means "
-              "the kubelet's view of free memory is wrong: it admits too much or rejects pods that fit.",
-    remediation="Drain the node and restart the kubelet without memory_manager_state so it rebuilds "
-                "the machine state from the running pods.")
 
 RESERVED_CPU_CONTAINER = Rule(
     id="NG409", name="container-on-reserved-cpus", severity=Severity.ERROR, target="node",
@@ -164,8 +160,12 @@ def _v(cp: CheckpointExtract, rule: Rule, path: Path, message: str, remediation:
 
 
 def checkpoint_findings(checkpoints: Iterable[CheckpointExtract], *, kubelet_config: dict | None = None,
-                        topology: Any = None, pod_uids: set[str] | None = None) -> list[PoolViolation]:
-    """Every checkpoint finding for the checkpoints of one node (see the module docstring)."""
+                        topology: Any = None, pod_uids: set[str] | None = None, machine: Any = None,
+                        version: Version = CURRENT) -> list[PoolViolation]:
+    """Every checkpoint finding for the checkpoints of one node (see the module docstring).
+    `machine`: the Memory Manager's view of the node itself (`numaguard.lint.numa.restart.
+    MemoryMachine`, read from its /sys), which NG420 compares; `version`: the kubelet's
+    (its feature gates' defaults)."""
     out: list[PoolViolation] = []
     for cp in checkpoints:
         c = cp.checkpoint
@@ -177,9 +177,13 @@ def checkpoint_findings(checkpoints: Iterable[CheckpointExtract], *, kubelet_con
         if c.dropped_pods:
             out.append(_dropped(cp, c))
         if cp.kind == "cpu":
-            out += _cpu_findings(cp, c, kubelet_config, topology, pod_uids)
+            out += _cpu_findings(cp, c, kubelet_config, pod_uids)
         else:
             out += _memory_findings(cp, c, kubelet_config, pod_uids)
+        restart = state_refusals(cp.kind, c, kubelet_config=kubelet_config, topology=topology, machine=machine,
+                                 version=version)
+        restart += readmission_rejections(cp.kind, c, kubelet_config=kubelet_config, topology=topology)
+        out += [_v(cp, rule, path, message, fix) for rule, path, message, fix in restart]
     return out
 
 
@@ -284,59 +288,42 @@ def _stale(cp: CheckpointExtract, pods: Iterable[str], pod_uids: set[str] | None
             for uid in sorted(set(pods)) if uid not in pod_uids]
 
 
-def _cpu_findings(cp: CheckpointExtract, c: CPUCheckpoint, kc: dict | None, topology: Any,
+def _cpu_findings(cp: CheckpointExtract, c: CPUCheckpoint, kc: dict | None,
                   pod_uids: set[str] | None) -> list[PoolViolation]:
+    """NG402, NG407, and NG403 for what the static policy tolerates at start: exclusive CPUs
+    held by two pods, and pod-level CPUs also in the shared pool (validateState compares only
+    the containers' entries with defaultCpuSet; those overlaps are NG419)."""
     from numaguard.lint.k8s import kubelet as k
 
     out: list[PoolViolation] = []
     root = c.field_root
-    reserved: frozenset[int] = frozenset()
     if kc is not None:
         out += _policy(cp, c.policy, k.cpu_manager_policy(kc)[0], "CPU Manager", "")
-        try:
-            reserved = k.reserved_system_cpus(kc) or frozenset()
-        except CPUSetError:
-            reserved = frozenset()
     holders: list[tuple[str, Path, str, frozenset[int]]] = []     # (pod, path, label, cpus)
     for pod, cpus in sorted(c.pods.items()):
         holders.append((pod, root + ("podEntries", pod), f"pod {pod}", cpus))
+        shared = cpus & c.default_cpus
+        if shared and c.policy == "static":
+            out.append(_v(cp, CHECKPOINT_PLACEMENT, root + ("podEntries", pod),
+                          f"pod {pod} holds pod-level CPUs {format_cpuset(shared)} that are also in the shared pool "
+                          f"(defaultCpuSet {format_cpuset(c.default_cpus)}); the kubelet starts with this, and "
+                          "other pods' shared containers run there"))
     for pod, containers in sorted(c.containers.items()):
         for name, cpus in sorted(containers.items()):
             holders.append((pod, root + ("entries", pod, name), f"container {name} of pod {pod}", cpus))
-    for pod, path, label, cpus in holders:
-        if reserved and cpus & reserved:
-            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                          f"{label} holds reserved CPUs {format_cpuset(cpus & reserved)} (reservedSystemCPUs "
-                          f"{format_cpuset(reserved)}) as exclusive CPUs"))
-        shared = cpus & c.default_cpus
-        if shared and c.policy == "static":
-            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                          f"{label} holds CPUs {format_cpuset(shared)} that are also in the shared pool "
-                          f"(defaultCpuSet {format_cpuset(c.default_cpus)})"))
     seen: dict[int, str] = {}
     for pod, path, label, cpus in holders:
-        clashes = {}
+        clashes: dict[str, set[int]] = {}
         for cpu in sorted(cpus):
             owner = seen.get(cpu)
             if owner is not None and owner != pod:
                 clashes.setdefault(owner, set()).add(cpu)
         for owner, clash in sorted(clashes.items()):
             out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                          f"{label} holds CPUs {format_cpuset(clash)} that pod {owner} holds too"))
+                          f"{label} holds CPUs {format_cpuset(clash)} that pod {owner} holds too; the kubelet starts "
+                          "with this and both run there"))
         for cpu in cpus:
             seen.setdefault(cpu, pod)
-    if topology is not None and kc is not None and k.topology_manager_policy(kc)[0] == "single-numa-node":
-        numa_of = {cpu.id: cpu.numa for cpu in topology.cpus}
-        for pod, path, label, cpus in holders:
-            unknown = {cpu for cpu in cpus if cpu not in numa_of}
-            nodes = sorted({numa_of[cpu] for cpu in cpus if cpu in numa_of})
-            if unknown:
-                out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                              f"{label} holds CPUs {format_cpuset(unknown)} that the node does not have"))
-            elif len(nodes) > 1:
-                out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                              f"{label} spans NUMA nodes {', '.join(map(str, nodes))}, but the Topology Manager "
-                              "policy single-numa-node allows one"))
     out += _stale(cp, set(c.pods) | set(c.containers), pod_uids, "entries")
     return out
 
@@ -346,55 +333,9 @@ def _memory_findings(cp: CheckpointExtract, c: MemoryCheckpoint, kc: dict | None
     from numaguard.lint.k8s import kubelet as k
 
     out: list[PoolViolation] = []
-    root = c.field_root
     if kc is not None:
         out += _policy(cp, c.policy, k.memory_manager_policy(kc)[0], "Memory Manager", "[memorymanager] ")
-    single = kc is not None and k.topology_manager_policy(kc)[0] == "single-numa-node"
-    for numa, tables in sorted(c.machine.items()):
-        for resource, t in sorted(tables.items()):
-            path = root + ("machineState", str(numa), "memoryMap", resource)
-            if t.allocatable != t.total - t.system_reserved:
-                out.append(_v(cp, CHECKPOINT_MEMORY, path,
-                              f"NUMA {numa} {resource}: allocatable {t.allocatable} is not total {t.total} - "
-                              f"systemReserved {t.system_reserved} = {t.total - t.system_reserved}"))
-            if t.free + t.reserved != t.allocatable:
-                out.append(_v(cp, CHECKPOINT_MEMORY, path,
-                              f"NUMA {numa} {resource}: free {t.free} + reserved {t.reserved} = "
-                              f"{t.free + t.reserved}, not allocatable {t.allocatable}"))
-    # The blocks that hold memory: a pod's pod-level blocks when it has them (KEP-5526), else
-    # its containers' blocks. Per resource, their sizes add up to what the tables reserve.
-    held: dict[str, int] = {}
-    for pod in set(c.pods) | set(c.containers):
-        blocks = c.pods.get(pod) or [b for bs in c.containers.get(pod, {}).values() for b in bs]
-        for b in blocks:
-            held[b.resource] = held.get(b.resource, 0) + b.size
-    reserved: dict[str, int] = {}
-    for tables in c.machine.values():
-        for resource, t in tables.items():
-            reserved[resource] = reserved.get(resource, 0) + t.reserved
-    for resource in sorted(set(held) | set(reserved)):
-        if held.get(resource, 0) != reserved.get(resource, 0) and c.machine:
-            out.append(_v(cp, CHECKPOINT_MEMORY, root + ("machineState",),
-                          f"{resource}: the pods' memory blocks hold {format_bytes(Decimal(held.get(resource, 0)))} "
-                          f"({held.get(resource, 0)} bytes) but the NUMA nodes reserve "
-                          f"{format_bytes(Decimal(reserved.get(resource, 0)))} ({reserved.get(resource, 0)} bytes)"))
-    if single:
-        for pod, blocks in sorted(c.pods.items()):
-            out += _wide_blocks(cp, root + ("podEntries", pod), f"pod {pod}", blocks)
-        for pod, containers in sorted(c.containers.items()):
-            for name, blocks in sorted(containers.items()):
-                out += _wide_blocks(cp, root + ("entries", pod, name), f"container {name} of pod {pod}", blocks)
     out += _stale(cp, set(c.pods) | set(c.containers), pod_uids, "entries")
-    return out
-
-
-def _wide_blocks(cp: CheckpointExtract, path: Path, label: str, blocks) -> list[PoolViolation]:
-    out = []
-    for b in blocks:
-        if len(set(b.numa_nodes)) > 1:
-            out.append(_v(cp, CHECKPOINT_PLACEMENT, path,
-                          f"{label} holds {b.resource} on NUMA nodes {', '.join(map(str, b.numa_nodes))}, but the "
-                          "Topology Manager policy single-numa-node allows one"))
     return out
 
 
@@ -478,8 +419,8 @@ def _judge(extracts: list, ctx: LintContext) -> list[PoolViolation]:
     out: list[PoolViolation] = []
     for cp in checkpoints:
         pool, kubelet_config = node_of(cp.pools)
-        out += checkpoint_findings([cp], kubelet_config=kubelet_config,
-                                   topology=getattr(pool.node, "topology", None), pod_uids=pod_uids)
+        out += checkpoint_findings([cp], kubelet_config=kubelet_config, topology=getattr(pool.node, "topology", None),
+                                   pod_uids=pod_uids, version=ctx.kubernetes_version)
     for answer in answers:
         out += reserved_cpu_findings(answer.containers, kubelet_config=node_of(answer.pools)[1])
     return out
@@ -506,6 +447,11 @@ CHECKPOINT_PLACEMENT = replace(CHECKPOINT_PLACEMENT, run=CHECKPOINT_CHECK)
 CHECKPOINT_CORRUPT = replace(CHECKPOINT_CORRUPT, run=CHECKPOINT_CHECK)
 CHECKPOINT_STALE = replace(CHECKPOINT_STALE, run=CHECKPOINT_CHECK)
 CHECKPOINT_MEMORY = replace(CHECKPOINT_MEMORY, run=CHECKPOINT_CHECK)
+CPU_STATE_REFUSED = replace(CPU_STATE_REFUSED, run=CHECKPOINT_CHECK)
+MEMORY_MACHINE_CHANGED = replace(MEMORY_MACHINE_CHANGED, run=CHECKPOINT_CHECK)
+MEMORY_STATE_REFUSED = replace(MEMORY_STATE_REFUSED, run=CHECKPOINT_CHECK)
+REJECTED_AT_RESTART = replace(REJECTED_AT_RESTART, run=CHECKPOINT_CHECK)
 RESERVED_CPU_CONTAINER = replace(RESERVED_CPU_CONTAINER, run=CHECKPOINT_CHECK)   # `node inspect` calls it too
 RULES = (CHECKPOINT_POLICY, CHECKPOINT_PLACEMENT, CHECKPOINT_CORRUPT, CHECKPOINT_STALE, CHECKPOINT_MEMORY,
-         RESERVED_CPU_CONTAINER)
+         RESERVED_CPU_CONTAINER, CPU_STATE_REFUSED, MEMORY_MACHINE_CHANGED, MEMORY_STATE_REFUSED, REJECTED_AT_RESTART,
+         RESTART_PREDICTION)     # NG423: `node inspect` emits it (numaguard.lint.node.restart)

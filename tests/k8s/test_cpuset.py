@@ -63,3 +63,16 @@ def test_format_is_canonical(cpus, text):
 def test_round_trip(text):
     assert parse_cpuset(format_cpuset(parse_cpuset(text))) == parse_cpuset(text)
     assert format_cpuset(parse_cpuset("5,1-3,2")) == "1-3,5"
+
+
+def test_a_range_longer_than_any_machine_is_refused_not_expanded():
+    """A hostile checkpoint's "0-4294967295" would take gigabytes as a set; 65,536 CPUs in one
+    range is the most numaguard expands (Linux's NR_CPUS is at most 8192)."""
+    assert len(parse_cpuset("0-65535")) == 65536
+    assert len(parse_cpuset("4294901760-4294967295")) == 65536
+    with pytest.raises(CPUSetError) as err:
+        parse_cpuset("0-65536")
+    assert str(err.value) == ('range "0-65536" names 65537 CPUs, more than any Linux machine has '
+                              "(numaguard expands at most 65536)")
+    with pytest.raises(CPUSetError, match='range "0-4294967295" names 4294967296 CPUs'):
+        parse_cpuset("2,0-4294967295")
