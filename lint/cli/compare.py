@@ -142,7 +142,7 @@ def compare(canary, control, window, end, step, prometheus_url, prometheus_token
             raise UsageProblem(f"--metric {own[0]}: PromQL needs --prometheus; sampling the agents directly "
                                "judges the default metrics only")
         comparison = _from_agents(agents, parse_duration(request_timeout), metrics, selectors, seconds, step_s,
-                                  settings, min_coverage)
+                                  parse_duration(rate_interval), settings, min_coverage)
     else:
         raise UsageProblem("give --prometheus URL, or --agent URL for each node agent to sample directly")
     _write(comparison, reports)
@@ -174,7 +174,7 @@ def _from_prometheus(url, token_file, ca_file, timeout, metrics, selectors, seco
                  source_notes=[f"Prometheus warned: {w}" for w in warnings])
 
 
-def _from_agents(urls, timeout, metrics, selectors, seconds, step, settings, min_coverage):
+def _from_agents(urls, timeout, metrics, selectors, seconds, step, interval, settings, min_coverage):
     from numaguard.lint.cluster.agents import AgentSampler, AgentUrlError, agent_url
     from numaguard.lint.compare.comparison import GroupRead
     from numaguard.lint.compare.comparison import compare as judge
@@ -184,17 +184,19 @@ def _from_agents(urls, timeout, metrics, selectors, seconds, step, settings, min
         urls = list(dict.fromkeys(agent_url(u) for u in urls))
     except AgentUrlError as e:
         raise UsageProblem(str(e)) from None
-    steps = int(seconds // step)
-    sampler = AgentSampler(urls, timeout=min(timeout, step))
+    span = max(1, round(interval / step))           # the rates' range, in steps (--rate-interval)
+    steps = int(seconds // step) + span - 1         # reads 0..steps: the window's first rate is read `span`
+    sampler = AgentSampler(urls, timeout=timeout)
     tty = sys.stderr.isatty()
-    click.echo(f"numaguard: sampling {len(urls)} agent(s) every {step:g} s for {seconds:g} s", err=True)
+    click.echo(f"numaguard: sampling {len(urls)} agent(s) every {step:g} s for {steps * step:g} s "
+               f"(the window and the rates' {span * step:g} s before it)", err=True)
     scrapes, began = sampler.sample(steps, step, (lambda k, n: click.echo(f"\rnumaguard: read {k} of {n}", err=True, nl=False))
                                     if tty else None)
     if tty:
         click.echo("", err=True)
-    window = Window(began + step, began + steps * step, step)
-    reads = {m.name: {g: GroupRead(m.shape.explain(),
-                                   tuple(direct_series(m, scrapes, window, selectors[g])))
+    window = Window(began + span * step, began + steps * step, step)
+    reads = {m.name: {g: GroupRead(m.shape.explain(span * step),
+                                   tuple(direct_series(m, scrapes, window, selectors[g], span)))
                       for g in selectors} for m in metrics}
     problems, notes = sampler.problems(steps + 1, min_coverage)
     return judge(metrics, reads, canary=selectors["canary"], control=selectors["control"], window=window,

@@ -36,9 +36,9 @@ class CounterRate:
     def names(self) -> tuple[str, ...]:
         return (self.counter,)
 
-    def explain(self) -> str:
+    def explain(self, span: float) -> str:
         extra = f"{{{self.matchers}}}" if self.matchers else ""
-        return f"increase of {self.counter}{extra} per second between two reads, per container"
+        return f"increase of {self.counter}{extra} per second over {span:g} s of reads, per container"
 
 
 @dataclass(frozen=True)
@@ -54,8 +54,8 @@ class RateRatio:
     def names(self) -> tuple[str, ...]:
         return (self.numerator, self.denominator)
 
-    def explain(self) -> str:
-        return f"increase of {self.numerator} over that of {self.denominator} between two reads, per container"
+    def explain(self, span: float) -> str:
+        return f"increase of {self.numerator} over that of {self.denominator} over {span:g} s of reads, per container"
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class GaugeShare:
     def names(self) -> tuple[str, ...]:
         return (self.gauge,)
 
-    def explain(self) -> str:
+    def explain(self, span: float) -> str:
         return f"share of {self.gauge} with {self.label}={_quote(self.value)} at each read, per container"
 
 

@@ -159,22 +159,24 @@ def _increases(before: dict[Labels, float], after: dict[Labels, float]) -> dict[
 
 
 def direct_series(metric: Metric, scrapes: Sequence[Sequence[Scrape | None]], window: Window,
-                  selector: Selector) -> list[Series]:
+                  selector: Selector, span: int = 1) -> list[Series]:
     """One default metric for one group from the agents' scrapes: `scrapes[k][a]` is agent a's
-    scrape at step k (None: that read failed). A rate at step k needs the agent's reads at
-    k - 1 and k; a gauge's share needs the read at k. Step 0 only starts the rates, so the
-    window's first step is its second read."""
+    scrape at step k (None: that read failed). A rate at step k is taken over the `span` steps
+    before it (as rate() over --rate-interval: a thread's wait is counted when it next runs,
+    so a rate over one short step jumps), from the agent's reads at k - span and k; a gauge's
+    share needs the read at k. The first `span` reads only start the rates: the window's first
+    step is read `span`."""
     shape = metric.shape
     assert shape is not None, f"{metric.name} has no shape to compute from the agents' series"
     extra = _extra(shape.matchers) if isinstance(shape, CounterRate) and shape.matchers else None
     points: dict[Labels, list[tuple[float, float]]] = defaultdict(list)
-    for k in range(1, len(scrapes)):
+    for k in range(span, len(scrapes)):
         for agent, now in enumerate(scrapes[k]):
-            before = scrapes[k - 1][agent] if agent < len(scrapes[k - 1]) else None
+            before = scrapes[k - span][agent] if agent < len(scrapes[k - span]) else None
             if now is None or (before is None and not isinstance(shape, GaugeShare)):
                 continue
             for container, value in _direct_values(shape, before, now, selector, extra).items():
-                points[container].append((window.time(k - 1), value))
+                points[container].append((window.time(k - span), value))
     return [Series(labels, tuple(p)) for labels, p in sorted(points.items())]
 
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import run_cli
 from exporters import Container, Exporter, FakeAgentCollector, free_port
 
-WINDOW = ["--window", "6s", "--step", "1s"]
+WINDOW = ["--window", "6s", "--step", "1s", "--rate-interval", "2s"]
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +40,11 @@ def test_the_contended_canary_fails_sampled_from_the_agents(agents, tmp_path):
     assert report["source"] == f"2 node agent(s) sampled directly: {agents[0]}/metrics, {agents[1]}/metrics"
     runqueue = report["metrics"][0]
     assert runqueue["canary"]["query"] == ("increase of numaguard_container_runqueue_wait_seconds_total per second "
-                                           "between two reads, per container")
+                                           "over 2 s of reads, per container")
     assert (runqueue["canary"]["series"], runqueue["canary"]["samples"], report["window"]["steps"]) == (2, 12, 6)
     assert 0.3 < runqueue["canary"]["summary"]["median"] < 0.6 and runqueue["control"]["summary"]["median"] < 0.01
-    assert run.stderr.splitlines()[0] == "numaguard: sampling 2 agent(s) every 1 s for 6 s"
+    assert run.stderr.splitlines()[0] == ("numaguard: sampling 2 agent(s) every 1 s for 7 s (the window and the "
+                                          "rates' 2 s before it)")
 
 
 def test_identical_groups_across_two_agents_do_not_fail(agents):
@@ -68,6 +69,6 @@ def test_an_agent_that_cannot_be_read_makes_it_inconclusive(agents):
     assert run.returncode == 3 and "Traceback" not in run.stderr
     report = json.loads(run.stdout)
     assert report["verdict"]["problems"] == [
-        f"agent {dead}: 7 of 7 reads failed (last: [Errno 111] Connection refused)",
-        f"agent http://{broken.target}/metrics: 7 of 7 reads failed (last: HTTP 500)"]
+        f"agent {dead}: 8 of 8 reads failed (last: [Errno 111] Connection refused)",
+        f"agent http://{broken.target}/metrics: 8 of 8 reads failed (last: HTTP 500)"]
     assert report["verdict"]["reason"].startswith("score 100, but the read is partial: agent ")
