@@ -179,6 +179,13 @@ def test_the_agents_counters_become_rates_per_container_with_resets_and_holes():
     assert coverage(series, window).gaps == ((101.0, 102.0),)
 
 
+def test_the_agents_rates_span_the_rate_interval():
+    """span 2: each rate from the reads two steps apart, the first at read 2."""
+    reads = [[_scrape(float(t), **{f"{RQ}__c-0": v})] for t, v in ((0, 0.0), (1, 0.0), (2, 3.0), (3, 3.0), (4, 4.0))]
+    series = direct_series(DEFAULTS["runqueue-delay"], reads, Window(50.0, 52.0, 1.0), parse_selector('pod="c-0"'), 2)
+    assert [s.points for s in series] == [((50.0, 1.5), (51.0, 1.5), (52.0, 0.5))]
+
+
 def test_the_agents_ratios_and_shares_are_computed_as_the_queries_compute_them():
     p = "numaguard_container_"
     sel = parse_selector('pod="c-0"')
