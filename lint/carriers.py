@@ -14,6 +14,14 @@ validation refuses the object, or the workload it makes); a missing optional one
 (`spec.leaderWorkerTemplate.leaderTemplate?`, `spec.workerGroupSpecs?[*].template`) means
 there is no template there, and nothing is reported. An empty list or map holds no template.
 The path ends at the template (metadata + spec); its `spec` is the pod spec the pod rules read.
+
+Three more step kinds serve the built-in carriers whose pod specs are shaped otherwise
+(`TemplatePath`): a path may end at the pod spec itself (`inline`: KServe's and
+LLMInferenceService's components inline a PodSpec, with the pod's annotations in a sibling
+`annotations` field), a pod spec may take one more container from a field beside its
+`containers` (KServe's `model`, placed first as KServe places it), and a `Guard` step keeps only
+embedded objects of one kind (an AppWrapper's components: `spec.components[*].template`
+holds any object, and each kind keeps its pod templates where its own entry says).
 """
 from __future__ import annotations
 
@@ -39,7 +47,16 @@ class Field:
     optional: bool = False
 
 
-Step = Field | Each
+@dataclass(frozen=True)
+class Guard:
+    """A step that keeps an embedded object only when it is of this API group and kind (any
+    version): an AppWrapper component's template."""
+
+    group: str
+    kind: str
+
+
+Step = Field | Each | Guard
 
 # One dotted segment: a field name with an optional `?`, or the map wildcard `*`; either may be
 # followed by `[*]` (every item of a list, repeated for a list of lists).
@@ -64,11 +81,27 @@ class TemplatePath:
     text: str
     steps: tuple[Step, ...]
     unless: Path = ()
+    # the path ends at the pod spec itself, not at a template; its pod's annotations are in the
+    # field `annotations` of the mapping holding it (KServe, LLMInferenceService)
+    inline: bool = False
+    # fields of the pod spec holding one more container, the first present placed first
+    # (KServe's model or framework spec: "kserve-container")
+    containers: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str, *, unless: str = "") -> TemplatePath:
+    def parse(cls, text: str, *, unless: str = "", inline: bool = False,
+              containers: tuple[str, ...] = ()) -> TemplatePath:
         return cls(text, _parse_steps(text) if text else (),
-                   tuple(step.name for step in _parse_steps(unless) if isinstance(step, Field)) if unless else ())
+                   tuple(step.name for step in _parse_steps(unless) if isinstance(step, Field)) if unless else (),
+                   inline, containers)
+
+    @classmethod
+    def guarded(cls, prefix: str, group: str, kind: str, rest: str) -> TemplatePath:
+        """`prefix` (ending at an embedded object), kept for objects of group/kind, then `rest`
+        (that kind's own path; "" when the object is itself the template, a Pod)."""
+        steps = _parse_steps(prefix) + (Guard(group, kind),) + (_parse_steps(rest) if rest else ())
+        shown = f"{prefix}<{group + '/' if group else ''}{kind}>" + (f".{rest}" if rest else "")
+        return cls(shown, steps)
 
 
 def _parse_steps(text: str) -> tuple[Step, ...]:
@@ -95,7 +128,13 @@ class PodCarrier:
     templates, each with why (Knative Serving accepts only part of a PodSpec).
     `origin`: where the entry comes from (the CRD's Go types, or the config file).
     `resource`: the resource name (plural) the API server serves the kind under, as a config
-    entry gives it (`numaguard webhook manifests` routes the kind to the webhook by it)."""
+    entry gives it (`numaguard webhook manifests` routes the kind to the webhook by it).
+    `refused_when`: (annotation, values): the refused fields apply only to an object whose
+    annotation has one of the values (a KServe InferenceService in Knative mode); () always.
+    `none_when`: (annotation, values): such an object has no pod template of its own (a KServe
+    InferenceService in ModelMesh mode runs in ModelMesh's pods).
+    `builder`: "module:function" under numaguard.lint completing the templates from other
+    objects of the run (KServe's runtimes, an AppWrapper's declared pod sets)."""
 
     group: str
     kind: str
@@ -104,6 +143,9 @@ class PodCarrier:
     refused_pod_fields: tuple[tuple[str, str], ...] = ()
     origin: str = ""
     resource: str = ""
+    refused_when: tuple = ()
+    none_when: tuple = ()
+    builder: str = ""
 
     def serves(self, version: str) -> bool:
         return not self.versions or version in self.versions
@@ -151,6 +193,9 @@ CARRIER_RESOURCES: dict[tuple[str, str], tuple[str, str]] = {
     ("batch.volcano.sh", "CronJob"): ("cronjobs", NAMESPACED),
     ("serving.knative.dev", "Service"): ("services", NAMESPACED),
     ("serving.knative.dev", "Configuration"): ("configurations", NAMESPACED),
+    ("serving.kserve.io", "InferenceService"): ("inferenceservices", NAMESPACED),
+    ("serving.kserve.io", "LLMInferenceService"): ("llminferenceservices", NAMESPACED),
+    ("workload.codeflare.dev", "AppWrapper"): ("appwrappers", NAMESPACED),
 }
 
 
@@ -210,11 +255,22 @@ class PodCarriers:
     def with_first(self, extra: tuple[PodCarrier, ...]) -> PodCarriers:
         return PodCarriers(extra + self.carriers) if extra else self
 
+    def with_last(self, extra: tuple[PodCarrier, ...]) -> PodCarriers:
+        return PodCarriers(self.carriers + extra)
+
 
 def _carrier(group: str, kind: str, versions: tuple[str, ...], *paths: str, origin: str,
              unless: str = "", refused: tuple[tuple[str, str], ...] = ()) -> PodCarrier:
     return PodCarrier(group, kind, tuple(TemplatePath.parse(p, unless=unless) for p in paths),
                       versions, refused, origin)
+
+
+def _inline(group: str, kind: str, versions: tuple[str, ...], *paths: tuple[str, tuple[str, ...]], origin: str,
+            refused: tuple[tuple[str, str], ...] = (), refused_when: tuple = (), none_when: tuple = (),
+            builder: str = "") -> PodCarrier:
+    """A carrier whose components inline their pod spec: (path, container fields) each."""
+    return PodCarrier(group, kind, tuple(TemplatePath.parse(p, inline=True, containers=c) for p, c in paths),
+                      versions, refused, origin, refused_when=refused_when, none_when=none_when, builder=builder)
 
 
 def _replica_specs(kind: str, field_name: str, versions: tuple[str, ...] = ("v1",),
@@ -229,6 +285,28 @@ _TRAINING_OPERATOR_FILES = {"PyTorchJob": "pytorch_types.go", "TFJob": "tensorfl
                             "JAXJob": "jax_types.go"}
 
 _RAY_CLUSTER = ("headGroupSpec.template", "workerGroupSpecs?[*].template")
+# KServe: kserve/kserve@aaac4e2 pkg/apis/serving/v1beta1/predictor.go: a PredictorSpec inlines a
+# PodSpec (podspec.go, with pod-level `resources`) and holds the model in `model` or a framework
+# field, each a Container; components/predictor.go buildPodSpec puts it first, named
+# kserve-container (constants.InferenceServiceContainerName).
+KSERVE_MODEL_FIELDS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
+                       "pmml", "lightgbm", "paddle")
+KSERVE_MODE = "serving.kserve.io/deploymentMode"
+# utils.go GetDeploymentMode: Knative (legacy Serverless) runs the pods as a Knative revision;
+# ModelMesh runs them in ModelMesh's own pods
+KSERVE_KNATIVE = (KSERVE_MODE, ("Knative", "Serverless"))
+KSERVE_MODELMESH = (KSERVE_MODE, ("ModelMesh",))
+# project-codeflare/appwrapper@b47a99e pkg/utils/utils.go: InferPodSets (batch Job, JobSet,
+# PyTorchJob, RayCluster, RayJob) and templatesForGVK (Pod, Deployment, StatefulSet), and the
+# LeaderWorkerSet of samples/wrapped-leader-worker-set.yaml
+APPWRAPPER_WRAPPED = frozenset({("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("batch", "Job"),
+                                ("jobset.x-k8s.io", "JobSet"), ("kubeflow.org", "PyTorchJob"), ("ray.io", "RayCluster"),
+                                ("ray.io", "RayJob"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
+_KSERVE_KNATIVE_REFUSES = (("resources", "in Knative mode (serving.kserve.io/deploymentMode: Knative or Serverless) "
+                            "KServe runs the component as a Knative revision, and Knative Serving refuses pod-level "
+                            "resources (knative/serving pkg/apis/serving/fieldmask.go PodSpecMask: `must not set the "
+                            "field(s)`); run it with serving.kserve.io/deploymentMode: Standard (RawDeployment)"),)
+
 _JOBSET_TEMPLATES = "replicatedJobs?[*].template.spec.template"
 _KNATIVE_REFUSES = (("resources", "Knative Serving accepts only the pod fields in its PodSpecMask "
                      "(knative/serving pkg/apis/serving/fieldmask.go) and refuses pod-level "
@@ -347,7 +425,54 @@ BUILTIN_CARRIERS = PodCarriers((
     *(_carrier("serving.knative.dev", kind, ("v1",), "spec.template", refused=_KNATIVE_REFUSES,
                origin=f"knative/serving@98e5ef9 pkg/apis/serving/v1/{kind.lower()}_types.go")
       for kind in ("Service", "Configuration")),
+
+    # KServe InferenceService (v1beta1): the predictor, its multi-node workers, the transformer
+    # and the explainer each inline a PodSpec (predictor.go, transformer.go, explainer.go). In
+    # Knative mode the pods are a Knative revision's, which refuses pod-level resources; in
+    # ModelMesh mode they are ModelMesh's. The ServingRuntime (or ClusterServingRuntime) a model
+    # runs on is merged in as KServe merges it when the run holds it (`builder`).
+    _inline("serving.kserve.io", "InferenceService", ("v1beta1",),
+            ("spec.predictor", KSERVE_MODEL_FIELDS), ("spec.predictor.workerSpec?", ()),
+            ("spec.transformer?", ()), ("spec.explainer?", ("art",)),
+            refused=_KSERVE_KNATIVE_REFUSES, refused_when=KSERVE_KNATIVE, none_when=KSERVE_MODELMESH,
+            origin="kserve/kserve@aaac4e2 pkg/apis/serving/v1beta1/{predictor,transformer,explainer,podspec}.go",
+            builder="workloads:inference_service_pods"),
+    # LLMInferenceService (v1alpha1, v1alpha2 stored): pkg/apis/serving/v1alpha2: the decode
+    # workload's `template` and multi-node `worker`, the prefill workload's, and the router's
+    # scheduler (corev1.PodSpec each, optional), merged over the LLMInferenceServiceConfigs
+    # of `baseRefs` the run holds (`builder`, controller/v1alpha2/llmisvc/config_merge.go).
+    _inline("serving.kserve.io", "LLMInferenceService", ("v1alpha1", "v1alpha2"),
+            ("spec.template?", ()), ("spec.worker?", ()), ("spec.prefill?.template?", ()),
+            ("spec.prefill?.worker?", ()), ("spec.router?.scheduler?.template?", ()),
+            origin="kserve/kserve@aaac4e2 pkg/apis/serving/v1alpha2/llm_inference_service_types.go",
+            builder="workloads:llm_inference_service_pods"),
+
 ))
+
+
+def _wrapped(carriers: PodCarriers) -> PodCarrier:
+    """AppWrapper (workload.codeflare.dev/v1beta2, Kueue's wrapper: project-codeflare/appwrapper
+    @b47a99e api/v1beta2/appwrapper_types.go): `spec.components[*].template` holds an object of
+    any kind, and its pods are where that kind keeps them (pkg/utils/utils.go InferPodSets and
+    templatesForGVK read them at the kind's own paths: `template.spec.template` of a
+    Deployment, `template` of a Pod). The kinds AppWrapper infers pod sets for, and
+    LeaderWorkerSet (AppWrapper's own samples wrap one), are read at their own paths; a
+    component of another kind through its declared `podSets[*].path` (`builder`), which
+    AppWrapper requires for those (ValidatePodSets). Each kind read here is one more walk in
+    the exported admission policy, so the list stays the wrapped kinds users run."""
+    paths = []
+    for carrier in carriers.carriers:
+        if (carrier.group, carrier.kind) not in APPWRAPPER_WRAPPED:
+            continue
+        for path in carrier.paths:
+            if not path.inline and not path.unless:
+                paths.append(TemplatePath.guarded("spec.components[*].template", carrier.group, carrier.kind, path.text))
+    return PodCarrier("workload.codeflare.dev", "AppWrapper", tuple(dict.fromkeys(paths)), ("v1beta2",),
+                      origin="project-codeflare/appwrapper@b47a99e api/v1beta2/appwrapper_types.go, pkg/utils/utils.go",
+                      builder="workloads:appwrapper_declared")
+
+
+BUILTIN_CARRIERS = BUILTIN_CARRIERS.with_last((_wrapped(BUILTIN_CARRIERS),))
 
 
 def carrier_from_config(entry: dict, where: str) -> PodCarrier:

@@ -185,7 +185,8 @@ def _pools(data: dict) -> tuple[PoolSettings, ...]:
         seen[name] = i
         pools.append(PoolSettings(node_labels=dict(pool.get("nodeLabels") or {}), taint=pool.get("taint"),
                                   kubelet_configs=tuple(pool.get("kubeletConfigs") or ()), name=name,
-                                  node=pool.get("node")))
+                                  node=pool.get("node"),
+                                  count=int(pool["count"]) if pool.get("count") is not None else None))
     return tuple(pools)
 
 
@@ -249,6 +250,8 @@ def _pool_as_written(pool: dict) -> dict:
         pool["taint"] = {key: _word(value) if key == "value" else value for key, value in pool["taint"].items()}
     if "name" in pool:
         pool["name"] = _word(pool["name"])
+    if isinstance(pool.get("count"), int) and not isinstance(pool.get("count"), bool):
+        pool["count"] = str(pool["count"])
     return pool
 
 

@@ -30,6 +30,7 @@ from numaguard.lint.load.documents import Document, LoadError, expand_lists, pos
 from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
 from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
 from numaguard.lint.k8s.platform_registry import kindless_reader
+from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
 from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
@@ -93,6 +94,14 @@ def lint_documents(documents: Iterable[Document | dict], *, config: Config | Non
     return linter.finish()
 
 
+def collect_references(references: RunReferences, docs: Iterable[Document]) -> None:
+    """Add what these documents (and the items of their Lists) say for other objects of the run."""
+    for doc in docs:
+        if doc.skip is None and isinstance(doc.data, dict):
+            for _, prefix in expand_lists(doc):
+                references.collect(_at(doc.data, prefix), doc.source, _line_of(doc, prefix), (doc.index, prefix))
+
+
 @dataclass
 class RunPart:
     """What one batch of files leaves behind once its documents are dropped: findings, counts
@@ -114,11 +123,14 @@ class Linter:
     def __init__(self, *, config: Config | None = None, selection: Selection | None = None,
                  node: Any = None, context: LintContext | None = None,
                  pool_nodes: dict[str, Any] | None = None,
-                 node_named_by: dict[str | None, str] | None = None) -> None:
+                 node_named_by: dict[str | None, str] | None = None,
+                 references: RunReferences | None = None) -> None:
         config = config or Config()
         selection = selection or Selection(severities=config.severities)
         self._run = _Run(context or rule_context(config, node, pool_nodes, node_named_by), selection,
                          config.pools_naming)
+        if references is not None:
+            self._run.references.merge(references)
 
     def lint(self, documents: Iterable[Document | dict], load_errors: Iterable[LoadError] = ()) -> None:
         """Lint one batch. Kubelet drop-ins pair with their main file within a batch."""
@@ -130,6 +142,7 @@ class Linter:
                 for i, doc in enumerate(documents)]
         run.collect_dropins(docs)
         run.collect_companions(docs)
+        collect_references(run.references, docs)   # a batch's own (stdin, the library, the webhook's object)
         for doc in docs:
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
@@ -185,6 +198,7 @@ def sort_findings(findings: list[Finding]) -> None:
 
 
 _KUSTOMIZE_GROUP = "kustomize.config.k8s.io/"
+_TEMPLATE_GROUP = "template.openshift.io/"
 
 
 def skip_reason(data: Any) -> str | None:
@@ -201,6 +215,9 @@ def skip_reason(data: Any) -> str | None:
     if "$patch" in data:
         return skips.PATCH
     api_version = data.get("apiVersion")
+    if data.get("kind") == "Template" and isinstance(api_version, str) and api_version.startswith(_TEMPLATE_GROUP):
+        # an OpenShift Template: its `objects` take ${PARAMETER} values when `oc process` renders them
+        return skips.TEMPLATE
     if not isinstance(data.get("kind"), str) or (
             isinstance(api_version, str) and api_version.startswith(_KUSTOMIZE_GROUP)):
         # Talos' machine configuration and GKE's node system configuration carry kubelet
@@ -250,7 +267,7 @@ class _Run:
         self._named: dict[str | None, tuple[str, ...]] = {}    # source -> pools naming it, per batch
         self.dropins: dict[str, list[Document]] = {}     # main source -> its drop-ins, in order
         self.merged_dropins: set[int] = set()             # id() of drop-ins merged into a main
-        self.companions: dict[tuple, Document] = {}       # (source, group, kind) -> the document
+        self.companions: dict[tuple, Document] = {}       # (source, group, kind[, name]) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
         self._has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
@@ -263,6 +280,7 @@ class _Run:
         self.summary = Summary()
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
+        self.references = RunReferences()                # what other objects of the run say
 
     def rules(self, target: str) -> list[Rule]:
         """The enabled rules of one target; their modules are imported when a run first judges
@@ -300,20 +318,21 @@ class _Run:
         """Pair platform objects with the document of the same file they take as their base
         (kubeadm's InitConfiguration and its KubeletConfiguration): that document is then
         schema-checked on its own and judged as part of the carriers built over it."""
-        from numaguard.lint.k8s.platform_registry import companion_kind
+        from numaguard.lint.k8s.platform_registry import companion_keys
 
         wanted = {}
         for d in docs:
             if isinstance(d.data, dict) and isinstance(d.data.get("apiVersion"), str):
-                pair = companion_kind(d.data["apiVersion"], str(d.data.get("kind")))
-                if pair is not None:
-                    wanted[(d.source,) + pair] = True
+                for key in companion_keys(d.data):
+                    wanted[(d.source,) + tuple(key)] = True
         for d in docs:
             if not isinstance(d.data, dict) or not isinstance(d.data.get("apiVersion"), str):
                 continue
-            for (source, group, kind) in wanted:
-                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group):
-                    if self.companions.setdefault((source, group, kind), d) is d:
+            for key in wanted:
+                source, group, kind = key[:3]
+                if d.source == source and d.data.get("kind") == kind and d.data["apiVersion"].startswith(group) \
+                        and (len(key) == 3 or _name(d.data) == key[3]):
+                    if self.companions.setdefault(key, d) is d:
                         self.owned_companions.add(id(d))
 
     def add_load_error(self, error: LoadError) -> None:
@@ -353,7 +372,7 @@ class _Run:
         if reason is not None and not kept:
             self.summary.skip(reason)
             return
-        found = classify(data, self.ctx.carriers) if reason is None else None
+        found = classify(data, self.ctx.carriers, self.references) if reason is None else None
         if found is None or found.kind == "skip":
             if kept:
                 self.summary.objects += 1         # judged by a run check only
@@ -376,7 +395,9 @@ class _Run:
             else:
                 self._lint_kubelet(doc, prefix, data, found.ref)
         seen: set = set()                    # one finding per place, however many carriers share it
-        for carrier in found.platforms:
+        # a platform object another one of its file takes as its base is judged through that one
+        owned = found.kind == "platform" and id(doc) in self.owned_companions and not prefix
+        for carrier in () if owned else found.platforms:
             # One object carrying several configurations (node groups): each named by its line.
             label = _label(doc, prefix) if len(found.platforms) == 1 else \
                 _line_label(doc, prefix + carrier.document_path(()))
@@ -398,7 +419,6 @@ class _Run:
             self.summary.unmanaged += scope == "unmanaged"
             return
         self.summary.declare("pods", declared_by)
-        prefix = prefix + pod.spec_path
         problems = pod_schema_violations(pod.spec) + [
             Violation((name,), f"{pod.ref.kind} refuses {name} in its pod template: {why}")
             for name, why in pod.refused_fields if pod.spec.get(name) is not None]
@@ -406,7 +426,7 @@ class _Run:
         reason = pod.annotations.get(IGNORE_REASON_ANNOTATION)
         if problems:
             for v in problems:
-                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, v, ignores, reason)
+                self._emit_doc(doc, prefix, pod.ref, INVALID_OBJECT, _in_document(pod, v), ignores, reason)
             return
         if scope == "validity":
             contexts = (replace(self.ctx, in_pool=False),)
@@ -416,7 +436,7 @@ class _Run:
         named = next((c.node_named_by or "unnamed" for c in contexts if c.node is not None), None)
         self.summary.declare("numaFit", named if any(r.needs_node for r in rules) else None)
         for rule, v in _judged_in_each(rules, pod, contexts):
-            self._emit_doc(doc, prefix, pod.ref, rule, v, ignores, reason,
+            self._emit_doc(doc, prefix, pod.ref, rule, _in_document(pod, v), ignores, reason,
                            cap=_pod_cap(scope, rule, named not in (None, "unnamed"), VALIDITY_RULES))
 
     def _lint_status(self, doc: Document, prefix: Path, data: dict, ref: ObjectRef) -> None:
@@ -546,14 +566,18 @@ class _Run:
         from numaguard.lint.k8s.platforms import drop_paths
         from numaguard.lint.rules.kubelet import kubelet_declaration
 
+        if carrier.resolve is not None:
+            carrier = carrier.resolve(self.references)   # settings other objects of the run give it
         companion = None
         if carrier.rebase is not None and carrier.companion is not None:
             companion = self.companions.get((doc.source,) + tuple(carrier.companion))
-            if companion is not None:
+            if companion is not None and _is_kubelet_config(companion.data):
                 decoded = decode_kubelet_config(companion.data)
                 if decoded.fatal:
                     return                        # reported on the companion; nothing runs
                 carrier = carrier.rebase(decoded.effective)
+            elif companion is not None:           # a platform object (an EKS Anywhere machine config)
+                carrier = carrier.rebase(companion.data)
 
         def emit(rule: Rule, v: Violation, place=None, cap: Severity | None = None) -> None:
             # Told in the platform's terms (`carrier.adjust`) and pointed at where the value came
@@ -700,6 +724,13 @@ class _Run:
             self.summary.counts[finding.severity.value] += 1
 
 
+def _in_document(pod, v: Violation) -> Violation:
+    """A finding on a pod spec pointed at where the value is written in the document: below
+    the template, or where an assembled part came from (`PodTarget.document_path`)."""
+    path, note = pod.document_path(tuple(v.path))
+    return replace(v, path=path, message=f"{v.message} [{note}]" if note else v.message)
+
+
 def _pod_cap(scope: str, rule: Rule, node_named: bool, validity: frozenset[str]) -> Severity | None:
     """The highest default severity of a pod finding: a pod only assumed to be managed (no
     pool that pods can target is configured) is told about the policy, not failed on it, so
@@ -724,6 +755,11 @@ def _judged_in_each(rules: list[Rule], subject: Any, contexts: Iterable[LintCont
                     yield rule, v
 
 
+def _name(data: dict) -> Any:
+    meta = data.get("metadata")
+    return meta.get("name") if isinstance(meta, dict) else None
+
+
 def _own_annotations(data: dict) -> dict[str, str]:
     meta = data.get("metadata")
     annotations = meta.get("annotations") if isinstance(meta, dict) else None
@@ -745,6 +781,12 @@ def _label(doc: Document, prefix: Path) -> str:
     line = position_of(doc.data, prefix + ("kind",)) if prefix else None
     line = line[0] if line else doc.line
     return source if doc.index == 0 and not prefix else f"{source}:{line or doc.index + 1}"
+
+
+def _line_of(doc: Document, prefix: Path) -> int | None:
+    """The line a document (or a List item of it) starts on."""
+    found = position_of(doc.data, prefix + ("kind",)) if prefix else None
+    return found[0] if found else doc.line
 
 
 def _line_label(doc: Document, path: Path) -> str:

@@ -289,7 +289,13 @@ def _edits(data: Any, rule: str, path: Path, settings: FixSettings, sources: lis
     if rule in POD_FIXES:
         if subject.pod is None:
             raise CannotFix("it is not in a pod template numaguard reads")
-        return [Edit(subject.spec_path + e.path, e.value) for e in POD_FIXES[rule](subject.pod)]
+        edits = []
+        for e in POD_FIXES[rule](subject.pod):
+            where, note = subject.pod.document_path(tuple(e.path))
+            if note:           # a part of an assembled pod spec written in another object (a ServingRuntime)
+                raise CannotFix(f"the value is not in this object: {note}")
+            edits.append(Edit(subject.prefix + where, e.value))
+        return edits
     config, base, carrier = _kubelet_target(data, subject, rule)
     inner = path[len(base):] if path[:len(base)] == base else ()
     # the context of the pool it belongs to (its node description), as the engine judges it

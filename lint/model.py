@@ -34,6 +34,12 @@ def value_kind(value: Any) -> str:
     return "a value of another kind"
 
 
+def items(value: Any) -> list:
+    """A field that should hold a list, as one: anything else (a number, a string, a mapping a
+    user wrote by mistake) holds no items for a reader; the object's schema check reports it."""
+    return value if isinstance(value, list) else []
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"
@@ -331,6 +337,7 @@ class PoolSettings:
     kubelet_configs: tuple[str, ...] = ()     # globs naming the pool's KubeletConfiguration files
     name: str = DEFAULT_POOL_NAME
     node: str | None = None                   # node description path or builtin:NAME (None: the default)
+    count: int | None = None                  # its node count for `numaguard plan` (None: not given)
 
     @property
     def recognises_pods(self) -> bool:

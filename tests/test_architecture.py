@@ -58,6 +58,7 @@ def test_a_regular_wheel_install_has_the_namespace_and_its_data(tmp_path):
                    "numaguard/lint/schemas/config.json",
                    "numaguard/lint/numa/profiles/dual-socket-ht.yaml",
                    "numaguard/lint/cli/main.py", "numaguard/lint/cli/webhook.py",
+                   "numaguard/lint/plan/play.py", "numaguard/lint/cli/plan.py",
                    "numaguard/webhook/app.py", "numaguard/webhook/tls.py"):
         assert needed in names, needed
     assert not any(n.startswith(("lint/", "webhook/", "tests/")) for n in names)

@@ -54,7 +54,9 @@ def test_every_builtin_carrier_names_its_source_and_versions():
     assert kinds[("kubeflow.org", "MPIJob")] == ("v1", "v2beta1")
     assert ("trainer.kubeflow.org", "TrainJob") not in kinds        # no pod template of its own
     assert ("serving.knative.dev", "Revision") not in kinds         # made from its Configuration
-    assert len(kinds) == len(BUILTIN_CARRIERS.carriers) == 35
+    assert ("serving.kserve.io", "ServingRuntime") not in kinds     # merged into the predictors that run on it
+    assert ("serving.kserve.io", "LLMInferenceServiceConfig") not in kinds   # merged into the services naming it
+    assert len(kinds) == len(BUILTIN_CARRIERS.carriers) == 38
 
 
 @pytest.mark.parametrize("group,version,kind,paths", [

@@ -679,6 +679,7 @@ def test_real_world_files_change_only_in_the_fixed_fields(tmp_path):
     assert {k: v for k, v in changed.items() if k in REAL_WORLD} == REAL_WORLD
     assert sorted(changed) == sorted([*REAL_WORLD, *(
         f"tests/fixtures/crds/{n}" for n in (
+            "appwrapper/wrapped-deployment.bad-request-above-limit.yaml",
             "argo-rollouts/rollout-canary.bad-request-above-limit.yaml",
             "kuberay/ray-job.light-weight-submitter.bad-submitter.yaml", "lws/lws-multi-template.bad-worker.yaml",
             "mpi-operator/pi.bad-worker.yaml", "training-operator/tensorflow-simple.bad-request-above-limit.yaml",

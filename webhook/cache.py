@@ -7,7 +7,8 @@ judging, so a rollout of 50 replicas is simulated once. The webhook judges the o
 mapping the carrier table's template paths pass through (the object itself, the templates, and
 any object template in between, such as a JobSet's Job template: the engine merges their
 annotations into each pod template's) reduced to the annotations numaguard reads
-(`numaguard.io/...`: scope, ignore, ignore-reason).
+(`numaguard.io/...`: scope, ignore, ignore-reason, and those a carrier's templates depend on:
+KServe's `serving.kserve.io/deploymentMode`).
 Nothing else of that metadata is read by any rule or scope decision (labels, names, uids,
 managedFields, other annotations), and the API server resets a new object's status
 (pkg/registry/core/pod/strategy.go `PrepareForCreate`: a Pod starts Pending), so the view
@@ -32,7 +33,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from numaguard.lint.model import Finding
-from numaguard.lint.carriers import Each, Field, PodCarriers, Step
+from numaguard.lint.carriers import Each, Field, Guard, PodCarriers, Step
 from numaguard.lint.objects import api_group
 
 ANNOTATION_PREFIX = "numaguard.io/"         # the only annotations the engine reads
@@ -59,9 +60,12 @@ def judged_view(obj: dict, carriers: PodCarriers) -> dict:
     if isinstance(api_version, str) and isinstance(kind, str):
         carrier = carriers.find(api_group(api_version), api_version.rpartition("/")[2], kind)
     if carrier is None:            # not judged: the engine reads at most the object's own metadata
-        return _reduced_at(view, (_TEMPLATE_SPEC,))
+        return _reduced_at(view, (_TEMPLATE_SPEC,), frozenset())
+    # annotations a carrier reads besides numaguard's (KServe's deploymentMode decides its pods)
+    kept = frozenset(condition[0] for condition in (carrier.none_when, carrier.refused_when) if condition)
     for template_path in carrier.paths:
-        view = _reduced_at(view, (*template_path.steps, _TEMPLATE_SPEC))
+        steps = template_path.steps if template_path.inline else (*template_path.steps, _TEMPLATE_SPEC)
+        view = _reduced_at(view, steps, kept)
     return view
 
 
@@ -70,7 +74,7 @@ def judged_view(obj: dict, carriers: PodCarriers) -> dict:
 _TEMPLATE_SPEC = Field("spec")
 
 
-def _reduced_at(node: Any, steps: tuple[Step, ...]) -> Any:
+def _reduced_at(node: Any, steps: tuple[Step, ...], kept: frozenset[str]) -> Any:
     """`node` with the metadata of each mapping the engine takes a field from on `steps`
     reduced, copying only the lists and mappings on the way (lint/objects.py pod_templates:
     a mapping is a holder when a named field is taken from it, not when its values are walked
@@ -78,25 +82,28 @@ def _reduced_at(node: Any, steps: tuple[Step, ...]) -> Any:
     if not steps:
         return node
     step, rest = steps[0], steps[1:]
+    if isinstance(step, Guard):         # an embedded object of a kind: its kind stays as it is
+        return _reduced_at(node, rest, kept)
     if step is Each.LIST_ITEM:
-        return [_reduced_at(item, rest) for item in node] if isinstance(node, list) else node
+        return [_reduced_at(item, rest, kept) for item in node] if isinstance(node, list) else node
     if not isinstance(node, dict):
         return node
     if step is Each.MAP_VALUE:
-        return {key: _reduced_at(value, rest) for key, value in node.items()}
-    out = {**node, "metadata": _metadata_view(node["metadata"])} if "metadata" in node else dict(node)
+        return {key: _reduced_at(value, rest, kept) for key, value in node.items()}
+    out = {**node, "metadata": _metadata_view(node["metadata"], kept)} if "metadata" in node else dict(node)
     if rest and step.name in out:
-        out[step.name] = _reduced_at(out[step.name], rest)
+        out[step.name] = _reduced_at(out[step.name], rest, kept)
     return out
 
 
-def _metadata_view(meta: Any) -> Any:
+def _metadata_view(meta: Any, keys: frozenset[str]) -> Any:
     if not isinstance(meta, dict):
         return meta
     annotations = meta.get("annotations")
     if not isinstance(annotations, dict):
         return {} if annotations is None else {"annotations": annotations}
-    kept = {k: v for k, v in annotations.items() if isinstance(k, str) and k.startswith(ANNOTATION_PREFIX)}
+    kept = {k: v for k, v in annotations.items()
+            if isinstance(k, str) and (k.startswith(ANNOTATION_PREFIX) or k in keys)}
     return {"annotations": kept} if kept else {}
 
 

@@ -62,7 +62,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, Step, TemplatePath, UnknownResource
+from numaguard.lint.carriers import Each, Field, Guard, PodCarrier, PodCarriers, Step, TemplatePath, UnknownResource
 from numaguard.lint.config import Config
 from numaguard.lint.model import PoolSettings
 from numaguard.webhook.decide import judged_kinds
@@ -194,7 +194,7 @@ def _annotated_managed(holder: str) -> str:
 _TEMPLATE_SPEC = Field("spec")          # every template path ends at a template; its spec is required
 
 
-def _reaches(node: str, steps: tuple[Step, ...], targets: _Targets, depth: int = 0) -> str:
+def _reaches(node: str, steps: tuple[Step, ...], targets: _Targets, depth: int = 0, inline: bool = False) -> str:
     """CEL: walking `steps` from `node` (a value that is there, of any type) reaches a pod spec
     that may be in scope, or a part of the wrong shape (missing, not a list or mapping where
     one is needed: the engine reports NG002 there). Mirrors lint/objects.py `pod_templates`; a
@@ -202,17 +202,20 @@ def _reaches(node: str, steps: tuple[Step, ...], targets: _Targets, depth: int =
     `depth` keeps the comprehension variables apart."""
     if not steps:                                         # the pod spec, named once: `[spec].exists(s, ...)`
         spec = f"s{depth}" if not _IDENTIFIER.match(node) else node
-        test = _any([f"!({_is(spec, 'map')})", f"has({spec}.resources)", *targets.in_spec(spec)])
+        test = _any([f"!({_is(spec, 'map')})", f"has({spec}.resources)", *targets.in_spec(spec),
+                     *([f"has({spec}.annotations)"] if inline else [])])
         return test if spec == node else f"[{node}].exists({spec}, {_wrap(test)})"
     step, rest = steps[0], steps[1:]
+    if isinstance(step, Guard):
+        return _reaches(node, rest, targets, depth, inline)   # any kind is sent: the engine tells them apart
     if step is Each.LIST_ITEM:
         item = f"x{depth}"
-        return f"!({_is(node, 'list')}) || {node}.exists({item}, {_wrap(_reaches(item, rest, targets, depth + 1))})"
+        return f"!({_is(node, 'list')}) || {node}.exists({item}, {_wrap(_reaches(item, rest, targets, depth + 1, inline))})"
     if step is Each.MAP_VALUE:
         key = f"k{depth}"
-        inner = _reaches(f"{node}[{key}]", rest, targets, depth + 1)
+        inner = _reaches(f"{node}[{key}]", rest, targets, depth + 1, inline)
         return f"!({_is(node, 'map')}) || {node}.exists({key}, {_wrap(inner)})"
-    below = _wrap(_reaches(_select(node, step.name), rest, targets, depth))
+    below = _wrap(_reaches(_select(node, step.name), rest, targets, depth, inline))
     further = f"{_has(node, step.name)} && {below}" if step.optional else f"!{_has(node, step.name)} || {below}"
     if step.name != "spec" and node != "object":
         return f"!({_is(node, 'map')}) || {further}"
@@ -238,7 +241,14 @@ def _unless(path: tuple[str, ...]) -> str:
 
 def template_in_scope(template_path: TemplatePath, targets: _Targets) -> str:
     """CEL: a pod template at `template_path` in `object` may be in scope (or is misshapen)."""
-    reaches = _reaches("object", (*template_path.steps, _TEMPLATE_SPEC), targets)
+    if any(isinstance(step, Guard) for step in template_path.steps):
+        # an AppWrapper's components may be of any kind: every AppWrapper is sent (the engine
+        # tells the kinds apart; narrowing here would repeat the walk for each kind)
+        return "true"
+    # an inline pod spec (KServe) is its own spec; its pod's annotations are in `annotations`,
+    # so one that has them is sent (the scope annotation may be there)
+    steps = template_path.steps if template_path.inline else (*template_path.steps, _TEMPLATE_SPEC)
+    reaches = _reaches("object", steps, targets, inline=template_path.inline)
     if template_path.unless:
         return f"!({_unless(template_path.unless)}) && ({reaches})"
     return reaches

@@ -58,8 +58,11 @@ class Duration(click.ParamType):
 @click.option("--request-timeout", type=Duration(), default="10s", show_default=True,
               help="How long one API request may take (a kubelet's configz through the node "
                    "proxy is not retried after a timeout).")
+@click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False),
+              help="Also write what was read (nodes, their kubelet configurations and NodeResourceTopologies, "
+                   "the pods bound to them) to this file, for `numaguard plan --from-audit`.")
 def audit(kubeconfig, context, namespace, node_selector, config_path, formats, outputs, fail_on,
-          select, ignore, show_suppressed, workers, page_size, request_timeout) -> None:
+          select, ignore, show_suppressed, workers, page_size, request_timeout, snapshot_path) -> None:
     """Audit the live node pool: kubelet configurations, pods, rejections, NUMA occupancy."""
     from numaguard.lint.cluster.api import ClusterError, connect
     from numaguard.lint.cluster.audit import audit as run_audit
@@ -68,11 +71,15 @@ def audit(kubeconfig, context, namespace, node_selector, config_path, formats, o
     selection = selection_for(config, select, ignore)
     reports = report_targets(formats, outputs)
     line = StatusLine(sys.stderr) if sys.stderr.isatty() else None
+    collect = None
+    if snapshot_path:
+        from numaguard.lint.cluster.snapshot import Collector
+        collect = Collector()
     try:
         cluster = connect(kubeconfig, context, page_size=page_size, request_timeout=request_timeout)
         result, report, _timing = run_audit(cluster, namespace=namespace, node_selector=node_selector,
                                             config=config, selection=selection, workers=workers,
-                                            progress=line)
+                                            progress=line, collect=collect)
     except ClusterError as exc:
         raise UsageProblem(str(exc)) from None
     finally:
@@ -80,11 +87,26 @@ def audit(kubeconfig, context, namespace, node_selector, config_path, formats, o
             line.close()
     for problem in report.problems:
         click.echo(f"numaguard: {problem}", err=True)
+    if collect is not None:
+        _write_snapshot(snapshot_path, collect)
     write_reports(result, reports, show_suppressed)
     if report.incomplete:
         click.echo(f"numaguard: {report.summary_line()}", err=True)
         sys.exit(EXIT_INCOMPLETE)
     exit_for(result, fail_on or config.fail_on)
+
+
+def _write_snapshot(path: str, collect) -> None:
+    import json
+    from datetime import datetime, timezone
+
+    document = collect.document(datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(document, out, separators=(",", ":"))
+            out.write("\n")
+    except OSError as exc:
+        raise UsageProblem(f"--snapshot {path}: cannot write: {exc.strerror or exc}") from None
 
 
 def describe(progress, now: float, shown: int = 3) -> str:

@@ -58,11 +58,11 @@ def write_reports(result, reports: list[tuple[str, str | None]], show_suppressed
 
     for fmt, target in reports:
         color = target is None and fmt == "text" and sys.stdout.isatty()
-        put_report(writer_for(fmt)(result, show_suppressed=show_suppressed, color=color), target)
+        write_text(writer_for(fmt)(result, show_suppressed=show_suppressed, color=color), target)
 
 
-def put_report(text: str, target: str | None) -> None:
-    """A report's text to its file, or to standard output when `target` is None."""
+def write_text(text: str, target: str | None) -> None:
+    """A report to its file, or to standard output when `target` is None."""
     if target:
         try:
             with open(target, "w", encoding="utf-8") as fh:

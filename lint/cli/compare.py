@@ -17,7 +17,7 @@ import time
 
 import click
 
-from numaguard.lint.cli.common import UsageProblem, put_report, report_targets
+from numaguard.lint.cli.common import UsageProblem, report_targets, write_text
 from numaguard.lint.cli.main import Command
 
 EXIT_CODES = {"pass": 0, "fail": 1, "inconclusive": 3}
@@ -209,4 +209,4 @@ def _write(comparison, reports) -> None:
 
     for fmt, target in reports:
         color = target is None and fmt == "text" and sys.stdout.isatty()
-        put_report(writer_for(fmt)(comparison, color=color), target)
+        write_text(writer_for(fmt)(comparison, color=color), target)

@@ -1,4 +1,4 @@
-"""numaguard as a kubectl plugin: `kubectl numaguard lint|audit|simulate|node|...`.
+"""numaguard as a kubectl plugin: `kubectl numaguard lint|audit|simulate|plan|node|...`.
 
 kubectl finds a plugin as an executable named `kubectl-<name>` on PATH and, on Linux and
 macOS, replaces itself with it (execve), passing every argument after the plugin's name

@@ -11,14 +11,15 @@ input stay in this process: starting workers would cost more than it saves.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
 from numaguard.lint.config import Config
-from numaguard.lint.engine import Linter, LintResult, RunPart, Selection
+from numaguard.lint.engine import Linter, LintResult, RunPart, Selection, collect_references
 from numaguard.lint.load.collector import collector_paused as _collector_paused
 from numaguard.lint.load.documents import Document, LoadError, load_file, load_text
+from numaguard.lint.references import RunReferences, mentions_referenced_kind
 from numaguard.lint.load.files import STDIN_ARGUMENT, input_files
 
 # Below this many bytes of input a run stays in process. Measured on the 2-core development
@@ -47,6 +48,9 @@ class LintSettings:
     node: Any = None                                   # the default node description
     pool_nodes: dict[str, Any] = field(default_factory=dict)   # each pool's, by name
     node_named_by: dict[str | None, str] = field(default_factory=dict)   # who named them (rule_context)
+    # what other objects of the run say about a document (numaguard.lint.references): gathered
+    # from every file before any is linted, so that each worker has it
+    references: Any = None
 
 
 def default_jobs() -> int:
@@ -74,11 +78,13 @@ def lint_paths(paths: list[str], settings: LintSettings, jobs: int,
             files.append(path)
     local = [f for f in files if f == STDIN_ARGUMENT]
     remote = [f for f in files if f != STDIN_ARGUMENT]
+    settings = replace(settings, references=gather_references(remote))
     if parallel_from_bytes is None:
         parallel_from_bytes = PARALLEL_FROM_BYTES
     chunks = plan_chunks(remote, jobs, parallel_from_bytes)
     linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
-                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by)
+                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by,
+                    references=settings.references)
     sources: list[str] = []
     count = 0
     if chunks is None:
@@ -118,6 +124,25 @@ def _lint_extra(linter: Linter, documents: list[Document], sources: list[str]) -
     return count
 
 
+def gather_references(files: list[str]) -> RunReferences:
+    """What the objects others refer to say (an OpenShift FeatureGate, a KServe ServingRuntime...),
+    read from the files whose bytes mention such a kind (`mentions_referenced_kind`) before any
+    file is linted: only those are parsed twice. A file that cannot be read is left to the lint,
+    which reports it."""
+    references = RunReferences()
+    for path in files:
+        try:
+            with open(path, "rb") as fh:
+                if not mentions_referenced_kind(fh.read()):
+                    continue
+        except OSError:
+            continue
+        with _collector_paused():
+            _, documents, _ = load_file(path)
+            collect_references(references, documents)
+    return references
+
+
 def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[list[str]] | None:
     """Chunks of files for the workers, in order, or None to lint in this process (one job,
     one file, or less input than `parallel_from_bytes`)."""
@@ -147,7 +172,8 @@ def plan_chunks(files: list[str], jobs: int, parallel_from_bytes: int) -> list[l
 def lint_chunk(files: list[str], settings: LintSettings) -> tuple[RunPart, list[str], int]:
     """A worker's share: lint `files` one by one and hand back what they left behind."""
     linter = Linter(config=settings.config, selection=settings.selection, node=settings.node,
-                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by)
+                    pool_nodes=settings.pool_nodes, node_named_by=settings.node_named_by,
+                    references=settings.references)
     sources, count = _lint_files(linter, files)
     return linter.take(), sources, count
 

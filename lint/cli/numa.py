@@ -24,17 +24,14 @@ class UsageProblem(click.ClickException):
     exit_code = 2
 
 
-def _load_pods(paths: tuple[str, ...], carriers) -> list:
-    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
-    templates of an object that holds several are told apart by their path (a mapping ref
-    with "template": `spec.replicatedJobs[1].template.spec.template`).
-
-    A broken file or document is reported on stderr and skipped; the other pods still play
-    out (the order of the rest is kept)."""
+def carried_objects(paths: tuple[str, ...], carriers, problem=None):
+    """Every object of the files that carries pod templates, in order, as (where, object,
+    Classified); `where` is "file:line". A broken file or document is reported (on stderr,
+    or to `problem(line)`) and skipped; the other objects still come."""
     from numaguard.lint.load.documents import expand_lists, load_paths
     from numaguard.lint.objects import classify
 
-    pods = []
+    report = problem or (lambda line: click.echo(f"numaguard: {line}", err=True))
     try:
         loaded = list(load_paths(paths))
     except FileNotFoundError as exc:
@@ -42,7 +39,7 @@ def _load_pods(paths: tuple[str, ...], carriers) -> list:
     for source, documents, errors in loaded:
         for error in errors:
             where = f":{error.line}" if error.line else ""
-            click.echo(f"numaguard: skipped {error.source}{where}: {error.message}", err=True)
+            report(f"skipped {error.source}{where}: {error.message}")
         for doc in documents:
             if doc.skip is not None:          # a template, a kustomize patch, not an object
                 continue
@@ -53,11 +50,30 @@ def _load_pods(paths: tuple[str, ...], carriers) -> list:
                 if not isinstance(data, dict):
                     continue
                 found = classify(data, carriers)
-                for pod in found.pods:
-                    ref = found.ref if len(found.pods) == 1 else {
-                        "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
-                        "template": pod.template_path}
-                    pods.append((ref, {"spec": pod.spec}))
+                if found.pods:
+                    yield f"{doc.source}:{_line_of(data, doc.line)}", data, found
+
+
+def _line_of(data, default: int) -> int:
+    """The line of the object's first field (a List item starts below its document)."""
+    marks = getattr(data, "marks", None)
+    return min((line for line, _column in marks.values()), default=default) if marks else default
+
+
+def _load_pods(paths: tuple[str, ...], carriers) -> list:
+    """Every Pod and pod template in the files, in order, as (ObjectRef, pod dict); the
+    templates of an object that holds several are told apart by their path (a mapping ref
+    with "template": `spec.replicatedJobs[1].template.spec.template`).
+
+    A broken file or document is reported on stderr and skipped; the other pods still play
+    out (the order of the rest is kept)."""
+    pods = []
+    for _where, _data, found in carried_objects(paths, carriers):
+        for pod in found.pods:
+            ref = found.ref if len(found.pods) == 1 else {
+                "kind": found.ref.kind, "namespace": found.ref.namespace, "name": found.ref.name,
+                "template": pod.template_path}
+            pods.append((ref, {"spec": pod.spec}))
     return pods
 
 

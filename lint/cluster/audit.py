@@ -342,19 +342,20 @@ def read_topologies(cluster: Cluster, report: ReadReport, names: set[str]) -> di
 
 def audit(cluster: Cluster, *, namespace: str | None = None, node_selector: str | None = None,
           config=None, selection=None, workers: int = DEFAULT_WORKERS,
-          progress: Callable[[Progress], None] | None = None):
+          progress: Callable[[Progress], None] | None = None, collect=None):
     """Read and judge; returns (LintResult, ReadReport, AuditTiming). Raises ClusterError when
-    nothing could be read."""
+    nothing could be read. `collect` (numaguard.lint.cluster.snapshot.Collector) keeps what was
+    read for `--snapshot`."""
     from numaguard.lint.load.collector import collector_paused
 
     # The pages are trees of plain data without cycles, built and dropped by the thousand:
     # the cyclic collector would walk the heap again and again for nothing.
     with collector_paused():
         return _audit(cluster, namespace=namespace, node_selector=node_selector, config=config,
-                      selection=selection, workers=workers, progress=progress)
+                      selection=selection, workers=workers, progress=progress, collect=collect)
 
 
-def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, workers, progress):
+def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, workers, progress, collect=None):
     from numaguard.lint.engine import Selection
 
     from numaguard.lint.config import Config
@@ -384,6 +385,10 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
             began = time.perf_counter()
             if page.restarted:
                 judge.restart()
+                if collect is not None:
+                    collect.restart_pods()
+            if collect is not None:
+                collect.keep_pods(page.items)
             for pod in page.items:
                 judge.add(pod)
             representative.try_pick(judge, wait=False)
@@ -410,6 +415,9 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
         report.unread.append(f"the kubelet configuration of {count(len(failures), 'node')} "
                              f"({names(list(failures))})")
     report.pods, report.configs, report.templates = judge.pods, len(configs), judge.templates
+    if collect is not None:
+        collect.nodes, collect.topologies, collect.configs = nodes, topologies, dict(configs)
+        collect.incomplete = list(report.unread)
     result = _result(judge, node_judge, nodes, topologies, pods_note=None if pods_read else
                      "the pods list was not read completely: pods may be missing here")
     result.unread = list(report.unread)

@@ -37,7 +37,7 @@ from numaguard.lint.config import Config
 from numaguard.lint.export.cel import record, string, strings
 from numaguard.lint.export.pod_rules_cel import BOUNDS, PodRulesCel
 from numaguard.lint.export.pod_templates_cel import (MAX_ITEMS, SCOPE_ANNOTATION, TemplateWalk, annotation,
-                                                       carrier_conditions)
+                                                       carrier_conditions, object_annotation_in)
 from numaguard.lint.model import Severity
 
 MODES = ("enforce", "warn", "audit")
@@ -72,6 +72,8 @@ class PolicyBuilder:
         refused = "[]"
         for carrier, test in reversed(carrier_conditions(self.carriers)):
             if carrier.refused_pod_fields:
+                if carrier.refused_when:      # a KServe InferenceService refuses them in Knative mode only
+                    test = f"({test} && {object_annotation_in('object', carrier.refused_when)})"
                 refused = f"{test} ? {strings(n for n, _ in carrier.refused_pod_fields)} : {refused}"
         self.cel = PodRulesCel(config.pools, config.scope_all, refused)
         # The engine takes a pod with pod-level cpu, memory or hugepages as meant for a managed

@@ -19,7 +19,7 @@ pairs over the records so far, which become a variable of their own (evaluated o
 """
 from __future__ import annotations
 
-from numaguard.lint.carriers import Each, Field, PodCarrier, PodCarriers, TemplatePath
+from numaguard.lint.carriers import Each, Field, Guard, PodCarrier, PodCarriers, TemplatePath
 from numaguard.lint.export.cel import indexes, record, select, string, strings
 
 SCOPE_ANNOTATION = "numaguard.io/scope"
@@ -66,6 +66,18 @@ def _balanced(index: str, leaves: list[str], low: int, high: int) -> str:
             f"{_balanced(index, leaves, middle, high)})")
 
 
+def _concatenated(lists: list[str]) -> str:
+    """The lists joined with `+`, nested as a balanced tree: CEL parsers limit how deeply an
+    expression nests (32 in cel-go and cel-cpp), and `a + b + c...` nests one level per list
+    (an AppWrapper has one walk per kind it may wrap)."""
+    if not lists:
+        return "[]"
+    if len(lists) == 1:
+        return lists[0]
+    middle = len(lists) // 2
+    return f"({_concatenated(lists[:middle])} + {_concatenated(lists[middle:])})"
+
+
 def _item(path: str, value: str, held: str) -> str:
     return record(p=path, v=value, a=f"{held}.a", o=f"{held}.o")
 
@@ -79,6 +91,7 @@ class TemplateWalk:
         self.variables = variables
         self.old = old
         self.extra: list[tuple[str, str]] = []
+        self.shared: dict[tuple, tuple[str, int]] = {}     # walks up to a wildcard, by their steps
 
     def roots(self) -> str:
         new = record(p='""', v="object", a="[]", o="false")
@@ -93,10 +106,11 @@ class TemplateWalk:
         groups: dict[tuple, list[str]] = {}
         walks: dict[tuple, PodCarrier] = {}
         for carrier, test in carrier_conditions(carriers):
-            key = tuple((p.text, p.unless) for p in carrier.paths)
+            key = (tuple((p.text, p.unless, p.inline, p.containers) for p in carrier.paths), carrier.none_when)
             groups.setdefault(key, []).append(test)
             walks.setdefault(key, carrier)
-        return [(" || ".join(groups[k]), " + ".join(self.path(p) for p in walks[k].paths) or "[]") for k in groups]
+        return [(" || ".join(groups[k]), _concatenated([self.path(p, walks[k].none_when) for p in walks[k].paths]))
+                for k in groups]
 
     def variables_for(self, carriers: PodCarriers) -> list[tuple[str, str]]:
         """The variables that give `templates`: `kind`, the number of the first set of kinds
@@ -113,23 +127,43 @@ class TemplateWalk:
         out.append(("templates", _balanced("variables.kind", leaves, 0, len(leaves))))
         return out
 
-    def path(self, path: TemplatePath) -> str:
-        """The records of one template path (Field steps, then `spec`)."""
+    def path(self, path: TemplatePath, none_when: tuple = ()) -> str:
+        """The records of one template path (Field steps, then `spec`; an inline path ends at
+        the pod spec itself, assembled as `numaguard.lint.objects._inline_target` assembles it).
+        `none_when`: (annotation, values) of an object with no template of its own."""
         items, size = self.roots(), ROOTS
+        if none_when:
+            items = f"{items}.filter(r, !({object_annotation_in('r.v', none_when)}))"
         if path.unless:                     # an Argo Rollout with workloadRef has no template of its own
             value, guards = "r.v", []
             for name in path.unless:
                 guards += [f"type({value}) == map", f"{string(name)} in {value}"]
                 value = select(value, name)
             items = f"{items}.filter(r, !({' && '.join(guards)} && {value} != null))"
-        for step in (*path.steps, Field("spec")):
-            if isinstance(step, Field):
+        steps = (*path.steps, *(() if path.inline else (Field("spec"),)))
+        start = 0
+        # paths that share their first steps up to a wildcard (an AppWrapper's, one per wrapped
+        # kind) share that walk: a variable of its own, evaluated once
+        for depth in range(len(steps), 0, -1):
+            cached = self.shared.get((none_when, path.unless, steps[:depth]))
+            if cached is not None:
+                (items, size), start = cached, depth
+                break
+        for depth, step in enumerate(steps[start:], start=start + 1):
+            if isinstance(step, Guard):
+                items = f"{items}.filter(r, r.v == null || {_is_kind('r.v', step.group, step.kind)})"
+            elif isinstance(step, Field):
                 items = self._field(items, step.name)
             elif not self.variables:
                 return "[" + record(p='"*"', v="null", a="[]", o="false") + "]"
             else:
                 items, size = self._wildcard(items, size, step, MAX_ITEMS if size == ROOTS else MAX_NESTED)
-        return f"{items}.filter(r, r.v == null || type(r.v) == map)"
+                name = f"walk{len(self.extra)}"
+                self.extra.append((name, items))
+                items = f"variables.{name}"
+                self.shared[(none_when, path.unless, steps[:depth])] = (items, size)
+        items = f"{items}.filter(r, r.v == null || type(r.v) == map)"
+        return f"{items}.map(r, r.v == null ? r : {_assembled(path)})" if path.inline else items
 
     @staticmethod
     def _field(items: str, name: str) -> str:
@@ -155,6 +189,43 @@ class TemplateWalk:
         over = record(p=f"r.p + {string(suffix)}", v="null", a="r.a", o="r.o")
         beyond = f"{w}.filter(r, r.v != null && type(r.v) == {shape} && size(r.v) > {bound}).map(r, {over})"
         return f"({expanded} + {w}.filter(r, r.v == null) + {beyond})", size * (bound + 1)
+
+
+def _is_kind(value: str, group: str, kind: str) -> str:
+    """`value` is an object of this API group (any version) and kind."""
+    version = f'{value}["apiVersion"]'
+    in_group = f'{version}.startsWith({string(group + "/")})' if group else f'!{version}.contains("/")'
+    return (f'type({value}) == map && "kind" in {value} && {value}.kind == {string(kind)} && '
+            f'"apiVersion" in {value} && type({version}) == string && {in_group}')
+
+
+# The pod spec fields the policy reads (lint/export/pod_rules_cel.py) and the refused ones.
+_POD_FIELDS = ("resources", "nodeSelector", "tolerations", "affinity", "initContainers")
+
+
+def _assembled(path: TemplatePath) -> str:
+    """The record of an inline pod spec (`_inline_target`): the component's pod fields, a
+    container field placed first (KServe's model), and its `annotations` as the pod's, last."""
+    def value(name: str) -> str:
+        return f'(type(r.v) == map && {string(name)} in r.v ? r.v[{string(name)}] : null)'
+
+    own = f'(type({value("containers")}) == list ? {value("containers")} : [])'
+    containers = value("containers")
+    if path.containers:        # one list, not nested conditionals: CEL parsers limit nesting
+        models = "[" + ", ".join(f"dyn({value(n)})" for n in path.containers) + "].filter(m, type(m) == map)"
+        containers = f"(size({models}) > 0 ? [{models}[0]] + {own} : {containers})"
+    pod = "{" + ", ".join(f"{string(n)}: dyn({value(n)})" for n in _POD_FIELDS) + \
+        f', "containers": dyn({containers})' + "}"
+    meta = '{"annotations": dyn(' + value("annotations") + ")}"
+    return record(p="r.p", v=pod, a=f"r.a + [{meta}]", o="r.o")
+
+
+def object_annotation_in(value: str, condition: tuple) -> str:
+    """The object `value`'s annotation `condition[0]` is one of `condition[1]`."""
+    key = string(condition[0])
+    return (f'type({value}) == map && "metadata" in {value} && type({value}.metadata) == map && '
+            f'"annotations" in {value}.metadata && type({value}.metadata.annotations) == map && '
+            f'{key} in {value}.metadata.annotations && {value}.metadata.annotations[{key}] in {strings(condition[1])}')
 
 
 def annotation(key: str) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from numaguard.lint.k8s.kubelet_flags import FlagArg, ParsedFlags, parse_flags
+from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.kubelet_schema import decode_kubelet_config
 from numaguard.lint.k8s.platforms import PlatformKubelet
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation
@@ -91,6 +92,36 @@ class FlaggedKubelet(PlatformKubelet):
             return v
         word = _flag_word(self.flags, tuple(v.path))
         return replace(v, message=f"{v.message} [set by the kubelet flag {word} in {self.flags_field}]")
+
+
+@dataclass
+class MappedKubelet(FlaggedKubelet):
+    """A carrier whose settings have names of the platform's own (Gardener's `memoryAvailable`,
+    Bottlerocket's `cpu-manager-policy`): `sources` maps a kubelet path to the place the value
+    was written (in this document, or a companion of the same file); a finding points at the
+    longest such prefix, else at the fallback."""
+
+    sources: dict[Path, Place] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)   # kubelet field -> what a stage left out of it
+    fallback_place: Place | None = None                  # the fallback in another document
+
+    def place(self, path: Path) -> Place:
+        for depth in range(len(path), 0, -1):
+            found = self.sources.get(tuple(path[:depth]))
+            if found is not None:
+                return found
+        if self.fallback_place is not None:
+            return Place(self.fallback_place.path, self.fallback_place.document, shown=False)
+        return Place(self.fallback, shown=False)
+
+    def document_path(self, path: Path) -> Path:
+        return self.place(tuple(path)).path
+
+    def adjust(self, rule_id: str, v: Violation) -> Violation | None:
+        subject = RULE_SUBJECT.get(rule_id)
+        if not v.path and (subject,) in self.sources:
+            v = replace(v, path=(subject,))    # a missing setting: point where the platform's is written
+        return super().adjust(rule_id, v)
 
 
 def _subject(rule_id: str, v: Violation) -> str | None:
@@ -167,4 +198,4 @@ def mergo_empty(value: Any) -> bool:
         isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0)
 
 
-__all__ = ["FlaggedKubelet", "notes_only", "read_flags", "embedded_findings", "mergo_untyped", "mergo_empty", "RULE_SUBJECT", "FLAG_FIX"]
+__all__ = ["FlaggedKubelet", "MappedKubelet", "notes_only", "read_flags", "embedded_findings", "mergo_untyped", "mergo_empty", "RULE_SUBJECT", "FLAG_FIX"]

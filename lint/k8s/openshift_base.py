@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from numaguard.lint.model import Path
+from numaguard.lint.model import Path, Severity, Violation, items
 
 KUBELET_CONF = "/etc/kubernetes/kubelet.conf"
 DROPIN_DIR = "/etc/openshift/kubelet.conf.d"
@@ -141,7 +141,7 @@ def mco_kubelet_conf(user: dict, base: dict | None = None) -> tuple[dict, list[t
         config["systemReservedCgroup"] = ""
     if config.get("reservedSystemCPUs"):
         config["systemReservedCgroup"] = ""
-        values = [str(v) for v in config.get("enforceNodeAllocatable") or []]
+        values = [str(v) for v in items(config.get("enforceNodeAllocatable"))]
         kept = [v for v in values if v not in _SYSTEM_RESERVED_KEYS]
         if "pods" not in kept:
             kept.insert(0, "pods")
@@ -186,7 +186,7 @@ def rendered_profile(doc: dict) -> str | None:
     render command's weak-owner label, or the operator's `performance-<profile>` name), else
     None. A name alone only counts when that profile is linted in the same run (engine)."""
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    for owner in meta.get("ownerReferences") or ():
+    for owner in items(meta.get("ownerReferences")):
         if isinstance(owner, dict) and owner.get("kind") == "PerformanceProfile" and \
                 str(owner.get("apiVersion", "")).startswith(PERFORMANCE_GROUP_PREFIX) and owner.get("name"):
             return str(owner["name"])
@@ -199,6 +199,64 @@ def rendered_profile(doc: dict) -> str | None:
     return None
 
 
+# -- the cluster's feature gates (numaguard.lint.k8s.openshift_cluster reads them) -----------------
+
+OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's FeatureGate "
+                       "resource (featureSet: CustomNoUpgrade, customNoUpgrade.enabled: "
+                       "[PodLevelResourceManagers]); the Machine Config Operator refuses "
+                       "featureGates in a KubeletConfig")
+
+
+def cluster_gates(references: Any, key: Any) -> tuple[Any, str | None]:
+    """(the gate selection `key` names in the run, or None; why none when several disagree)."""
+    sources = references.get("gates", key) if references is not None else []
+    distinct = {s.gates for s in sources}
+    if len(distinct) > 1:
+        return None, (f"the run holds {len(sources)} gate selections for this cluster that disagree "
+                      f"({'; '.join(s.describe() for s in sources)})")
+    return (sources[0], None) if sources else (None, None)
+
+
+def with_cluster_gates(carrier: Any, gates: Any, conflict: str | None) -> Any:
+    """The carrier with the cluster's gates in its kubelet.conf (under any a drop-in sets)."""
+    if gates is None and conflict is None:
+        return carrier
+    out = copy.copy(carrier)
+    out.cluster_gates = gates.describe() if gates is not None else conflict
+    if gates is not None:
+        config = dict(carrier.config)
+        config["featureGates"] = {**dict(gates.gates), **(config.get("featureGates") or {})}
+        out.config = config
+        out.cluster_gates_known = True
+    return out
+
+
+def openshift_resolve(carrier: Any):
+    """A `PlatformKubelet.resolve` for an OpenShift cluster's kubelet: the FeatureGate's gates."""
+    def resolve(references: Any) -> Any:
+        return with_cluster_gates(carrier, *cluster_gates(references, "openshift"))
+    return resolve
+
+
+def tell_cluster_gates(carrier: Any, rule_id: str, v: Any) -> Any:
+    """NG202 in OpenShift's terms: the FeatureGate decides it; when the run holds it, the
+    finding says which one, else that numaguard cannot see it (a warning)."""
+    if rule_id != "NG202":
+        return v
+    if getattr(carrier, "cluster_gates_known", False):
+        return Violation(v.path, f"{v.message} [the kubelet's gates come from the cluster's FeatureGate "
+                                 f"({carrier.cluster_gates}), which does not enable it]", v.container, v.severity,
+                         OPENSHIFT_GATES_FIX + ".")
+    why = f" ({carrier.cluster_gates})" if carrier.cluster_gates else ""
+    return Violation(v.path, "PodLevelResourceManagers is not on in this configuration, and on OpenShift the "
+                             "kubelet's gates come from the cluster's FeatureGate resource, which numaguard does "
+                             f"not see{why}: make sure it enables PodLevelResourceManagers, or the CPU and Memory "
+                             "Managers skip pods with pod-level resources (lint the FeatureGate named cluster "
+                             "in the same run to have it read)", v.container, Severity.WARNING,
+                     OPENSHIFT_GATES_FIX + ".")
+
+
 __all__ = ["MCO_KUBELET_CONF", "mergo_override", "mco_refusals", "mco_kubelet_conf",
            "auto_sizing_dropin", "rendered_profile", "KUBELET_CONF", "DROPIN_DIR",
-           "AUTO_SIZING_DROPIN", "MCO_SOURCE"]
+           "AUTO_SIZING_DROPIN", "MCO_SOURCE", "OPENSHIFT_GATES_FIX", "cluster_gates", "with_cluster_gates",
+           "openshift_resolve", "tell_cluster_gates"]

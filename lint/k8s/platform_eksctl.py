@@ -35,7 +35,7 @@ from typing import Any, Iterator
 from numaguard.lint.k8s.carrier_support import FlaggedKubelet, notes_only
 from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
 from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy
-from numaguard.lint.model import Path, Violation
+from numaguard.lint.model import Path, Severity, Violation
 
 DEFAULT_AMI_FAMILY = "AmazonLinux2023"
 FORBIDDEN_KEYS = ("kind", "apiVersion", "address", "clusterDomain", "authentication", "authorization",
@@ -76,6 +76,9 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
                 remediation="Managed node groups have no kubeletExtraConfig: use an unmanaged node group "
                             "(nodeGroups), or, with a custom AL2023 AMI, a NodeConfig in "
                             "overrideBootstrapCommand."))])
+        if family.startswith("Bottlerocket"):
+            yield from _bottlerocket_group(group, at, platform, managed)
+            return
         if family != DEFAULT_AMI_FAMILY or not isinstance(group.get("overrideBootstrapCommand"), str):
             return          # EKS builds these nodes' NodeConfig: nothing of it is in the file
     if extra is not None and not isinstance(extra, dict):
@@ -89,6 +92,8 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
                        f"nodegroups (path={at[0]}[{at[1]}].kubeletExtraConfig)",
                 remediation=f"{family} nodes are not configured through kubeletExtraConfig: remove it "
                             f"(Bottlerocket takes kubelet settings in bottlerocket.settings)."))])
+        if family.startswith("Bottlerocket"):
+            yield from _bottlerocket_group(group, at, platform, managed)
         return
     notes = [("NG002", Violation(field + (key,), f"eksctl refuses the node group: cannot override "
                                                  f"\"{key}\" in kubelet config, as it's critical to eksctl "
@@ -117,6 +122,62 @@ def _node_group(group: dict, at: Path, managed: bool) -> Iterator[FlaggedKubelet
     yield nodeadm_carrier(platform, layers, written=kept, written_path=field,
                           user_field=where, fallback=field if written else at,
                           extra=notes + found.extra, **node)
+
+
+# pkg/apis/eksctl.io/v1alpha5/validation.go checkBottlerocketSettings: these are the node group's
+# own fields, which pkg/nodebootstrap/bottlerocket.go setDerivedBottlerocketSettings writes into
+# settings.kubernetes itself (labels, taints, maxPodsPerNode).
+_DERIVED_SETTINGS = {"node-labels": "labels", "node-taints": "taints", "max-pods": "maxPodsPerNode"}
+
+
+def _bottlerocket_group(group: dict, at: Path, platform: str, managed: bool) -> Iterator[FlaggedKubelet | PlatformError]:
+    """A Bottlerocket node group: `bottlerocket.settings.kubernetes` as the node's
+    settings.kubernetes (with the group's labels, taints and maxPodsPerNode), rendered by
+    Bottlerocket's kubelet-config template (`numaguard.lint.k8s.bottlerocket`)."""
+    from numaguard.lint.k8s.bottlerocket import bottlerocket_carrier, camel_spelling
+    from numaguard.lint.k8s.kubelet_layers import Place
+
+    settings_at = at + ("bottlerocket", "settings", "kubernetes")
+    bottlerocket = group.get("bottlerocket") if isinstance(group.get("bottlerocket"), dict) else {}
+    block = (bottlerocket.get("settings") or {}).get("kubernetes") if isinstance(bottlerocket.get("settings"), dict) \
+        else None
+    if block is None:
+        block = {}
+    if not isinstance(block, dict):
+        yield PlatformError(settings_at, f"{'.'.join(map(str, settings_at))} must be a mapping (eksctl: expected "
+                                         f"settings.kubernetes to be of type map[string]interface {{}})")
+        return
+    extra: list[tuple[str, Violation]] = []
+    where = f"{at[0]}[{at[1]}]"
+    for key, own in _DERIVED_SETTINGS.items():
+        if key in block and not managed:
+            extra.append(("NG002", Violation(settings_at + (key,), (
+                f"eksctl refuses the node group: invalid Bottlerocket setting: use {where}.{own} instead "
+                f"(path={where}.bottlerocket.settings.kubernetes.{key})"), remediation=f"Move it to {own}.")))
+    for key in block:
+        spelled = camel_spelling(str(key))
+        if spelled is not None:
+            extra.append(("NG002", Violation(settings_at + (key,), (
+                f"{key} is the kubelet's spelling: Bottlerocket's setting is {spelled}, and Bottlerocket has no "
+                f"setting {key}"), severity=Severity.WARNING, remediation=f"Rename it to {spelled}.")))
+    settings = {str(k): v for k, v in plain_copy(block).items()}
+    max_pods = group.get("maxPodsPerNode")
+    if isinstance(max_pods, int) and not isinstance(max_pods, bool) and max_pods > 0:
+        settings["max-pods"] = max_pods
+
+    def place_of(key: str) -> Place | None:
+        if key == "max-pods" and "max-pods" not in block and "max-pods" in settings:
+            return Place(at + ("maxPodsPerNode",))
+        head, _, rest = key.partition(".")
+        if head not in block:
+            return None
+        return Place(settings_at + (head,) + ((rest,) if rest and isinstance(block.get(head), dict) and
+                                                rest in block[head] else ()))
+
+    labels = _labels(group.get("labels"))
+    yield bottlerocket_carrier(platform, settings, place_of, settings_at if block else at, node_labels=labels,
+                               node_labels_path=at + ("labels",) if labels else (),
+                               node_taints=_taints(group.get("taints")), extra=extra)
 
 
 def _labels(value: Any) -> dict[str, str]:

@@ -35,7 +35,7 @@ from numaguard.lint.k8s.kubelet_schema import UNKNOWN_FIELD_FIX_PREFIX
 from numaguard.lint.k8s.nodeadm import NodeadmLayer, nodeadm_carrier, nodeconfigs_in_text
 from numaguard.lint.k8s.platforms import PlatformError, merge_patch, plain_copy, written_config
 from numaguard.lint.k8s.quantity import parse_quantity
-from numaguard.lint.model import Path, Severity, Violation
+from numaguard.lint.model import Path, Severity, Violation, items
 
 KUBELET: Path = ("spec", "kubelet")
 USER_DATA: Path = ("spec", "userData")
@@ -51,7 +51,7 @@ def ami_family(spec: dict) -> str | None:
     """EC2NodeClass.AMIFamily: spec.amiFamily, else the family of the first alias term."""
     if spec.get("amiFamily"):
         return str(spec["amiFamily"])
-    for term in spec.get("amiSelectorTerms") or ():
+    for term in items(spec.get("amiSelectorTerms")):
         if isinstance(term, dict) and isinstance(term.get("alias"), str) and "@" in term["alias"]:
             return _ALIAS_FAMILIES.get(term["alias"].split("@")[0].lower())
     return None

@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import gzip
 import posixpath
+import re
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from typing import Any, Iterator
 
-from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only
-from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs
+from numaguard.lint.k8s.carrier_support import FlaggedKubelet, embedded_findings, notes_only, read_flags
+from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg
+from numaguard.lint.k8s.openshift_base import openshift_resolve, tell_cluster_gates
+from numaguard.lint.k8s.systemd_unit import kubelet_command
+from numaguard.lint.k8s.kubelet_dropin import merge_kubelet_configs, walk_order
 from numaguard.lint.k8s.openshift_base import (AUTO_SIZING_DROPIN, DROPIN_DIR, KUBELET_CONF, MCO_KUBELET_CONF,
                                                MCO_SOURCE, auto_sizing_dropin)
-from numaguard.lint.k8s.platforms import PlatformError
+from numaguard.lint.k8s.platforms import PlatformError, auto_sized_reserved_memory
 from numaguard.lint.load.documents import load_text
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, items
 
 ROLE_LABEL = "machineconfiguration.openshift.io/role"
 NODE_ROLE_PREFIX = "node-role.kubernetes.io/"
@@ -85,15 +90,14 @@ def machine_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
     files: Any = doc
     for key in FILES:
         files = files.get(key) if isinstance(files, dict) else None
-    if files is None:
-        return
-    if not isinstance(files, list):
+    if files is not None and not isinstance(files, list):
         yield PlatformError(FILES, "spec.config.storage.files must be a list")
         return
     extra: list[tuple[str, Violation]] = []
+    unit = _kubelet_unit(doc, extra)
     main: tuple[dict, Path] | None = None
     dropins: list[tuple[str, dict, Path]] = []
-    for i, entry in enumerate(files):
+    for i, entry in enumerate(files or ()):
         path = entry.get("path") if isinstance(entry, dict) else None
         if not isinstance(path, str) or not (is_dropin(posixpath.normpath(path)) or path == KUBELET_CONF):
             continue
@@ -118,11 +122,72 @@ def machine_config(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
             main = (config, where)
         else:
             dropins.append((posixpath.normpath(path), config, where))
-    if main is None and not dropins:
+    if main is None and not dropins and unit is None:
         if extra:
             yield notes_only("OpenShift MachineConfig", FILES, extra)
         return
-    yield _carrier(doc, main, dropins, extra)
+    yield _carrier(doc, main, dropins, extra, unit)
+
+
+UNITS: Path = ("spec", "config", "systemd", "units")
+KUBELET_UNIT = "kubelet.service"
+_NAMES = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class KubeletUnit:
+    """The kubelet's command line a MachineConfig's `kubelet.service` gives (its `contents`,
+    replacing the MCO's unit, or drop-ins resetting `ExecStart=`): the parsed flags, where the
+    text is, and whether the kubelet still reads the MCO's kubelet.conf and drop-in directory."""
+
+    flags: Any
+    where: Path
+    reads_base: bool
+    reads_dropins: bool
+
+
+def _kubelet_unit(doc: dict, extra: list) -> KubeletUnit | None:
+    """The kubelet's flags from `spec.config.systemd.units[kubelet.service]`, None when no unit
+    of this MachineConfig changes the kubelet's command line (its drop-ins only set other
+    things, and the MCO's own ExecStart stands)."""
+    units: Any = doc
+    for key in UNITS:
+        units = units.get(key) if isinstance(units, dict) else None
+    if not isinstance(units, list):
+        return None
+    for i, unit in enumerate(units):
+        if not isinstance(unit, dict) or unit.get("name") != KUBELET_UNIT:
+            continue
+        texts: list[tuple[str, Path]] = []
+        if isinstance(unit.get("contents"), str):
+            texts.append((unit["contents"], UNITS + (i, "contents")))
+        dropins = [(d, j) for j, d in enumerate(items(unit.get("dropins"))) if isinstance(d, dict)]
+        for dropin, j in sorted(dropins, key=lambda pair: str(pair[0].get("name", ""))):   # systemd: name order
+            if isinstance(dropin.get("contents"), str):
+                texts.append((dropin["contents"], UNITS + (i, "dropins", j, "contents")))
+        command = kubelet_command([text for text, _ in texts])
+        if not command.found:
+            continue
+        if command.container is not None:
+            extra.append(("NG002", Violation(texts[-1][1], (
+                f"the kubelet runs from the container image {command.container}: its version, and so the flags it "
+                f"takes, are the image's, not judged"), severity=Severity.INFO,
+                remediation="Run the node's own kubelet (/usr/bin/kubelet) to have its command line checked.")))
+            return None
+        if command.unexpanded:
+            names = sorted({name for word, _ in command.unexpanded for name in _NAMES.findall(word)})
+            extra.append(("NG002", Violation(texts[command.unexpanded[0][1]][1], (
+                f"{len(command.unexpanded)} kubelet argument(s) take their value from variables systemd expands "
+                f"from an EnvironmentFile when the unit starts ({', '.join(names)}): not judged"),
+                severity=Severity.INFO, remediation="Set the value in the unit's Environment= or in the "
+                                                    "argument itself to have it checked.")))
+        flags, problems = read_flags(FlagArg(word, texts[index][1]) for word, index in command.words)
+        extra.extend(problems)
+        config = flags.command_line.get(CONFIG_FLAG, (None,))[0]
+        config_dir = flags.command_line.get(CONFIG_DIR_FLAG, (None,))[0]
+        return KubeletUnit(flags, texts[command.words[0][1]][1] if command.words else texts[0][1],
+                           reads_base=config == KUBELET_CONF, reads_dropins=config_dir == DROPIN_DIR)
+    return None
 
 
 def _parse(text: str, label: str, where: Path, extra: list) -> dict | None:
@@ -145,9 +210,19 @@ def _parse(text: str, label: str, where: Path, extra: list) -> dict | None:
 
 
 def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str, dict, Path]],
-             extra: list) -> FlaggedKubelet:
+             extra: list, unit: KubeletUnit | None = None) -> FlaggedKubelet:
     auto, dynamic = auto_sizing_dropin(None, None)
-    parts = sorted([(AUTO_SIZING_DROPIN, auto, None)] + dropins, key=lambda part: part[0])
+    if unit is not None and not unit.reads_dropins:
+        # the unit's kubelet reads no --config-dir: neither the MCO's 20-auto-sizing.conf nor these
+        for _, _, where in dropins:
+            extra.append(("NG002", Violation(where, f"not read: the kubelet.service of this MachineConfig starts "
+                                                    f"the kubelet without --config-dir={DROPIN_DIR}",
+                                             severity=Severity.WARNING,
+                                             remediation=f"Keep --config-dir={DROPIN_DIR} on the kubelet's "
+                                                         f"command line.")))
+        dropins, auto, dynamic = [], {}, frozenset()
+    # in the order the kubelet's filepath.WalkDir visits them (a folder where its name sorts)
+    parts = sorted([(AUTO_SIZING_DROPIN, auto, None)] + dropins, key=lambda part: walk_order(part[0]))
     base = main[0] if main is not None else {k: v for k, v in MCO_KUBELET_CONF.items()
                                               if k not in ("apiVersion", "kind")}
     config = merge_kubelet_configs(base, [body for _, body, _ in parts])
@@ -168,12 +243,17 @@ def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str,
         name: f"{name}: {_show(value)} is set by {MCO_SOURCE} in {KUBELET_CONF}"
         for name, value in MCO_KUBELET_CONF.items() if name not in ("apiVersion", "kind") and name not in written}
     # systemReserved cpu/memory are the node's own unless a drop-in after 20-auto-sizing.conf sets them
-    pinned = {f"systemReserved.{r}" for path, body, _ in dropins if path > AUTO_SIZING_DROPIN
+    pinned = {f"systemReserved.{r}" for path, body, _ in dropins if walk_order(path) > walk_order(AUTO_SIZING_DROPIN)
               and isinstance(body.get("systemReserved"), dict) for r in body["systemReserved"]}
     unknown = dynamic - pinned
     labels = doc.get("metadata", {}).get("labels") if isinstance(doc.get("metadata"), dict) else None
     role = labels.get(ROLE_LABEL) if isinstance(labels, dict) else None
+    if unit is not None:
+        config = unit.flags.apply(config)
     carrier = FlaggedKubelet("OpenShift MachineConfig", config, {}, (), origins=origins, fallback=FILES,
+                             flags=unit.flags if unit is not None else None,
+                             flags_field=".".join(map(str, unit.where)) if unit is not None else "",
+                             shown=None if unit is None or unit.reads_base else frozenset(unit.flags.settings),
                              platform_set=platform_set, unknown=unknown, adjusters=(_dropin_adjust,),
                              places=places,
                              node_labels={NODE_ROLE_PREFIX + str(role): ""} if role else {},
@@ -182,6 +262,7 @@ def _carrier(doc: dict, main: tuple[dict, Path] | None, dropins: list[tuple[str,
                              nodes=NodeSelection({NODE_ROLE_PREFIX + str(role): ""},
                                                  ("metadata", "labels", ROLE_LABEL)) if role else None)
     carrier.extra.extend(extra)
+    carrier.resolve = openshift_resolve(carrier)
     return carrier
 
 
@@ -189,6 +270,7 @@ def _dropin_adjust(carrier: FlaggedKubelet, rule_id: str, v: Violation) -> Viola
     places = carrier.places
     if rule_id == "NG221" and (not v.path or v.path[0] not in places):
         return None              # the MCO's own systemReserved.cpu (20-auto-sizing.conf)
+    v = auto_sized_reserved_memory(carrier, rule_id, tell_cluster_gates(carrier, rule_id, v))
     message, remediation = v.message, v.remediation
     if v.path and v.path[0] in places:
         message = f"{message} [in {places[v.path[0]]}: {'.'.join(map(str, v.path))}]"

@@ -6,9 +6,10 @@ wrong shape). Two carriers have no apiVersion or kind at all, the Talos v1alpha1
 configuration and the GKE node system configuration: `kindless_reader` recognises them by
 shape, conservatively (each reader's own predicate), so that an ordinary YAML file without a
 kind is never read as one; they are reported under a descriptive kind (`KINDLESS_LABELS`).
-`COMPANIONS` names, for the carriers that take another document of the same file
-as their base, the kind of that document (kubeadm: the KubeletConfiguration beside an
-InitConfiguration), so that the engine can pair them.
+`companion_keys` names, for the carriers that take another document of the same file
+as their base, that document: (group, kind) for kubeadm (the KubeletConfiguration beside an
+InitConfiguration), (group, kind, name) for an EKS Anywhere Cluster (the machine config each
+node group's `machineGroupRef` names), so that the engine can pair them.
 """
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ CAPI_CONTROLPLANE_GROUP = "controlplane.cluster.x-k8s.io/"
 EKS_GROUP = "node.eks.aws/"
 OPENSHIFT_MC_GROUP = "machineconfiguration.openshift.io/"
 PERFORMANCE_GROUP = "performance.openshift.io/"
+EKSA_GROUP = "anywhere.eks.amazonaws.com/"
+EKSA_MACHINE_KINDS = ("VSphereMachineConfig", "TinkerbellMachineConfig", "SnowMachineConfig",
+                      "NutanixMachineConfig", "CloudStackMachineConfig")
 
 # (apiVersion, kind) -> reader name.
 PLATFORM_KINDS: dict[tuple[str, str], str] = {
@@ -43,6 +47,13 @@ PLATFORM_KINDS: dict[tuple[str, str], str] = {
     ("eksctl.io/", "ClusterConfig"): "eksctl",
     ("karpenter.k8s.aws/", "EC2NodeClass"): "karpenter",
     (OPENSHIFT_MC_GROUP, "MachineConfig"): "machineconfig",
+    ("core.gardener.cloud/", "Shoot"): "gardener-shoot",
+    ("seedmanagement.gardener.cloud/", "ManagedSeedSet"): "gardener-managedseedset",
+    (EKSA_GROUP, "Cluster"): "eksa-cluster",
+    ("config.openshift.io/", "FeatureGate"): "openshift-featuregate",
+    ("hypershift.openshift.io/", "HostedCluster"): "openshift-featuregate",
+    ("v1", "ConfigMap"): "hypershift-configmap",
+    **{(EKSA_GROUP, machine_kind): "eksa-machine" for machine_kind in EKSA_MACHINE_KINDS},
     **{(KUBEADM_GROUP, node_kind): "kubeadm" for node_kind in KUBEADM_NODE_KINDS},
     ("kind.x-k8s.io/", "Cluster"): "kind",
     **{(CAPI_BOOTSTRAP_GROUP, capi_kind): "capi" for capi_kind in ("KubeadmConfig", "KubeadmConfigTemplate")},
@@ -62,7 +73,16 @@ READERS: dict[str, str] = {
     "eksctl": "platform_eksctl:cluster_config",
     "karpenter": "platform_karpenter:ec2_node_class",
     "machineconfig": "platform_openshift:machine_config",
+    "gardener-shoot": "platform_gardener:shoot",
+    "gardener-managedseedset": "platform_gardener:managed_seed_set",
+    "eksa-cluster": "platform_eksa:cluster",
+    "eksa-machine": "platform_eksa:machine_config",
+    "openshift-featuregate": "openshift_cluster:feature_gate",
+    "hypershift-configmap": "openshift_cluster:hypershift_configmap",
 }
+# Kinds read only when the document passes a predicate (most ConfigMaps carry no kubelet): reader
+# name -> "module:predicate"; any other such document is no platform object at all.
+CONDITIONAL: dict[str, str] = {"hypershift-configmap": "openshift_cluster:is_hypershift_configmap"}
 # The readers of one carrier per object (the others yield several).
 ONE_CARRIER = frozenset({"eks", "openshift", "performance-profile"})
 
@@ -77,6 +97,9 @@ _KINDLESS: dict[str, tuple[str, str, str]] = {
 COMPANIONS: dict[tuple[str, str], tuple[str, str]] = {
     (KUBEADM_GROUP, node_kind): (KUBELET_GROUP, KUBELET_KIND) for node_kind in KUBEADM_NODE_KINDS
 }
+# Kinds whose companions are named in the document itself: (apiVersion, kind) -> "module:function"
+# giving the companion keys of one document.
+_NAMED_COMPANIONS: dict[tuple[str, str], str] = {(EKSA_GROUP, "Cluster"): "platform_eksa:machine_refs"}
 
 
 def _load(target: str) -> Callable:
@@ -92,10 +115,11 @@ def _match(table: dict, api_version: str, kind: str):
     return None
 
 
-def platform_reader(api_version: str, kind: str) -> Reader | None:
-    """The reader for a platform object carrying kubelet settings, None for anything else."""
+def platform_reader(api_version: str, kind: str, doc: dict | None = None) -> Reader | None:
+    """The reader for a platform object carrying kubelet settings, None for anything else (a
+    kind read only under a predicate, `CONDITIONAL`, is asked about `doc`)."""
     name = _match(PLATFORM_KINDS, api_version, kind)
-    if name is None:
+    if name is None or (name in CONDITIONAL and not (doc is not None and _load(CONDITIONAL[name])(doc))):
         return None
     read = _load(READERS[name])
     return (lambda doc: [read(doc)]) if name in ONE_CARRIER else read
@@ -118,5 +142,16 @@ def companion_kind(api_version: str, kind: str) -> tuple[str, str] | None:
     return _match(COMPANIONS, api_version, kind)
 
 
-__all__ = ["platform_reader", "kindless_reader", "companion_kind", "KINDLESS_LABELS", "PLATFORM_KINDS", "READERS",
+def companion_keys(doc: dict) -> list[tuple[str, ...]]:
+    """The documents of the same file this document's carriers take as their base: (apiVersion
+    prefix, kind) or (apiVersion prefix, kind, metadata.name)."""
+    api_version, kind = str(doc.get("apiVersion")), str(doc.get("kind"))
+    pair = companion_kind(api_version, kind)
+    if pair is not None:
+        return [pair]
+    named = _match(_NAMED_COMPANIONS, api_version, kind)
+    return list(_load(named)(doc)) if named is not None else []
+
+
+__all__ = ["platform_reader", "kindless_reader", "companion_kind", "companion_keys", "EKSA_GROUP", "EKSA_MACHINE_KINDS", "KINDLESS_LABELS", "PLATFORM_KINDS", "READERS",
            "COMPANIONS", "TALOS_API_VERSION", "KUBEADM_GROUP", "KUBEADM_NODE_KINDS", "KUBELET_GROUP", "KUBELET_KIND"]

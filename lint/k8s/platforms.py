@@ -90,10 +90,11 @@ from typing import Any, Callable, Iterable
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset, parse_cpuset
 from numaguard.lint.k8s.kubelet_layers import Place
 from numaguard.lint.k8s.kubelet_dropin import value_exists
-from numaguard.lint.k8s.openshift_base import (auto_sizing_dropin, mco_kubelet_conf, mco_refusals,
-                                               rendered_profile)
+from numaguard.lint.k8s.openshift_base import (OPENSHIFT_GATES_FIX, auto_sizing_dropin, mco_kubelet_conf,
+                                               mco_refusals, openshift_resolve, rendered_profile,
+                                               tell_cluster_gates)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix
+from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix, items
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
 # Which apiVersion and kind each reader below reads: numaguard.lint.k8s.platform_registry.
@@ -110,10 +111,6 @@ EXPERIMENTAL_ANNOTATION = "kubeletconfig.experimental"
 DRA_ANNOTATION = "performance.openshift.io/dra-resource-management"
 PAO_SOURCE = "the Node Tuning Operator (components/kubeletconfig/kubeletconfig.go)"
 
-OPENSHIFT_GATES_FIX = ("OpenShift takes kubelet feature gates from the cluster's FeatureGate "
-                       "resource (featureSet: CustomNoUpgrade, customNoUpgrade.enabled: "
-                       "[PodLevelResourceManagers]); the Machine Config Operator refuses "
-                       "featureGates in a KubeletConfig")
 
 
 class PlatformError(ValueError):
@@ -165,6 +162,13 @@ class PlatformKubelet:
     # The kubelet's own version when the carrier pins it (a kind node's image), else None: the
     # run's target version. The kubelet rules judge the carrier for this version.
     kubernetes_version: tuple[int, int] | None = None
+    # Settings that come from other objects of the run (an OpenShift cluster's FeatureGate, a
+    # HyperShift NodePool): `resolve(references)` gives the carrier with them
+    # (numaguard.lint.references); `cluster_gates` says where the gates came from,
+    # `cluster_gates_known` whether they are in `config`.
+    resolve: Callable[[Any], "PlatformKubelet"] | None = None
+    cluster_gates: str | None = None
+    cluster_gates_known: bool = False
 
     def place(self, path: Path) -> Place:
         """Where a finding on `path` (relative to the effective configuration) is reported."""
@@ -391,6 +395,7 @@ def openshift_kubelet_config(doc: dict) -> PlatformKubelet:
                               rendered_from=rendered_profile(doc),
                               nodes=machine_config_pool_nodes(spec.get("machineConfigPoolSelector"),
                                                               ("spec", "machineConfigPoolSelector")))
+    carrier.resolve = openshift_resolve(carrier)
     for where, message in mco_refusals(written, spec.get("autoSizingReserved")) + refused:
         carrier.extra.append(("NG002", Violation(
             path + where, f"the Machine Config Operator refuses this KubeletConfig: \"{message}\"",
@@ -425,7 +430,7 @@ def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None
             names.add(key[len(MCP_POOL_LABEL_PREFIX):])
         elif key == MCP_ROLE_LABEL and isinstance(value, str) and value:
             names.add(value)
-    for expr in selector.get("matchExpressions") or ():
+    for expr in items(selector.get("matchExpressions")):
         if isinstance(expr, dict) and expr.get("key") == MCP_ROLE_LABEL and expr.get("operator") == "In" \
                 and isinstance(expr.get("values"), list) and len(expr["values"]) == 1:
             names.add(str(expr["values"][0]))
@@ -436,29 +441,32 @@ def machine_config_pool_nodes(selector: Any, path: Path) -> NodeSelection | None
 
 def _openshift_adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
     if rule_id == "NG202":
-        return Violation(v.path, "PodLevelResourceManagers is not on in this configuration, and on "
-                                 "OpenShift the kubelet's gates come from the cluster's FeatureGate "
-                                 "resource, which numaguard does not see: make sure it enables "
-                                 "PodLevelResourceManagers, or the CPU and Memory Managers skip pods "
-                                 "with pod-level resources", v.container, Severity.WARNING,
-                         OPENSHIFT_GATES_FIX + ".")
+        return tell_cluster_gates(carrier, rule_id, v)
     if rule_id in ("NG210", "NG201") and v.path[:1] == ("featureGates",):
         return None           # the MCO refuses featureGates before the kubelet sees them (extra)
     if rule_id == "NG221" and not user_wrote(carrier, tuple(v.path)):
         return None           # the platform's own systemReserved.cpu, not something the user wrote
-    if rule_id == "NG208" and "systemReserved.memory" in carrier.unknown and \
-            "determined by Node Allocatable" in v.message:
-        return Violation(v.path, "reservedMemory cannot be checked against the node allocatable "
-                                 "reservation: systemReserved.memory is not set here, so the "
-                                 "Machine Config Operator's kubelet.conf (sized per node by "
-                                 "autoSizingReserved) supplies it, and the kubelet refuses to start "
-                                 "unless Σ reservedMemory equals kubeReserved.memory + "
-                                 "systemReserved.memory + evictionHard memory.available",
-                         v.container, Severity.WARNING,
-                         "Set systemReserved.memory (and autoSizingReserved: false) explicitly, "
-                         "then make reservedMemory add up to kubeReserved.memory + "
-                         "systemReserved.memory + evictionHard memory.available.")
-    return v
+    return auto_sized_reserved_memory(carrier, rule_id, v)
+
+
+def auto_sized_reserved_memory(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation:
+    """NG208 against a `systemReserved.memory` the Machine Config Operator sizes per node
+    (`20-auto-sizing.conf`, `openshift_base.auto_sizing_dropin`): numaguard holds a placeholder
+    there, so the sum cannot be checked; said as a warning, not a verdict. The same for a
+    KubeletConfig, a PerformanceProfile's render and a MachineConfig drop-in."""
+    if rule_id != "NG208" or "systemReserved.memory" not in carrier.unknown or \
+            "determined by Node Allocatable" not in v.message:
+        return v
+    return Violation(v.path, "reservedMemory cannot be checked against the node allocatable "
+                             "reservation: systemReserved.memory is not set here, so the "
+                             "Machine Config Operator's 20-auto-sizing.conf (sized per node by "
+                             "autoSizingReserved) supplies it, and the kubelet refuses to start "
+                             "unless Σ reservedMemory equals kubeReserved.memory + "
+                             "systemReserved.memory + evictionHard memory.available",
+                     v.container, Severity.WARNING,
+                     "Set systemReserved.memory explicitly (autoSizingReserved: false in a KubeletConfig, "
+                     "or in a drop-in named after 20-auto-sizing.conf), then make reservedMemory add up "
+                     "to kubeReserved.memory + systemReserved.memory + evictionHard memory.available.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -472,7 +480,7 @@ def performance_profile(doc: dict) -> PlatformKubelet:
     config, _ = mco_kubelet_conf(render)
     config = merge_patch(config, auto_sizing_dropin(render.get("systemReserved"), None)[0])
     meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    return PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
+    carrier = PlatformKubelet("PerformanceProfile", config, {}, (), origins=origins, fallback=fallback,
                            unpositioned=snippet,
                            platform_set={k: v for k, v in set_by.items()
                                          if k in ("reservedMemory", "memoryManagerPolicy",
@@ -480,6 +488,8 @@ def performance_profile(doc: dict) -> PlatformKubelet:
                            adjusters=(_openshift_adjust, _pao_adjust),
                            renders_of=str(meta["name"]) if meta.get("name") else None,
                            nodes=_profile_nodes(doc))
+    carrier.resolve = openshift_resolve(carrier)
+    return carrier
 
 
 def _profile_nodes(doc: dict) -> NodeSelection | None:
@@ -631,6 +641,6 @@ Reader = Callable[[dict], Iterable["PlatformKubelet | PlatformError"]]
 eks_adjust = _eks_adjust     # nodeadm's carriers elsewhere (eksctl, Karpenter) tell it the same way
 
 __all__ = ["PlatformKubelet", "PlatformError", "NodeSelection", "merge_patch", "EKS_AMI_BASE",
-           "machine_config_pool_nodes",
+           "machine_config_pool_nodes", "auto_sized_reserved_memory",
            "eks_ami_configuration", "eks_adjust", "user_wrote",
            "eks_node_config", "openshift_kubelet_config", "performance_profile"]

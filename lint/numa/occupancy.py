@@ -110,16 +110,8 @@ def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
 
     `analyses`, a dict the caller keeps across nodes, shares one PodAnalysis between pods
     whose specs are equal but for spec.nodeName (the replicas of a controller)."""
-    outcomes = []
-    for label, pod in pods:
-        placement = admit(state, pod, label, analysis=_analysis(pod, analyses))
-        exclusive: set[int] = set()
-        for ids in placement.cpus["exclusive"].values():
-            exclusive |= set(ids)
-        shared = (set(placement.cpus["podShared"]) | set(placement.bubble)) - exclusive
-        outcomes.append(PodOutcome(label=label, admitted=placement.admitted, reason=placement.reason,
-                                   numa_nodes=tuple(placement.numa_nodes),
-                                   exclusive=tuple(sorted(exclusive)), shared=tuple(sorted(shared))))
+    outcomes = [outcome_of(label, admit(state, pod, label, analysis=_analysis(pod, analyses)))
+                for label, pod in pods]
     cpu_policy = "static" if state.cpu is not None else "none"
     memory_policy = "Static" if state.memory is not None else "None"
     policy = f"cpu {cpu_policy}, memory {memory_policy}, topology {state.policy_name} scope {state.pinned_scope}"
@@ -127,6 +119,17 @@ def occupy(state: NodeState, pods: Iterable[tuple[str, Mapping]], *,
     return NodeOccupancy(name=state.name, topology=state.topology, reserved=state.reserved_cpus,
                          policy=policy, pods=outcomes, free_memory=free_memory, notes=list(notes),
                          topology_policy=state.policy_name)
+
+
+def outcome_of(label: str, placement) -> PodOutcome:
+    """What the node's drawing needs of one admission (a numaguard.lint.numa.admission.Placement)."""
+    exclusive: set[int] = set()
+    for ids in placement.cpus["exclusive"].values():
+        exclusive |= set(ids)
+    shared = (set(placement.cpus["podShared"]) | set(placement.bubble)) - exclusive
+    return PodOutcome(label=label, admitted=placement.admitted, reason=placement.reason,
+                      numa_nodes=tuple(placement.numa_nodes), exclusive=tuple(sorted(exclusive)),
+                      shared=tuple(sorted(shared)))
 
 
 def _analysis(pod: Mapping, analyses: dict | None):
@@ -153,4 +156,4 @@ def capacity_topology(cpus: int, memory: int):
                                "memoryPerNumaNode": max(memory, 1)}, "capacity")
 
 
-__all__ = ["NodeOccupancy", "PodOutcome", "ResidentMemory", "occupy", "capacity_topology", "stranded_cpus"]
+__all__ = ["NodeOccupancy", "PodOutcome", "outcome_of", "ResidentMemory", "occupy", "capacity_topology", "stranded_cpus"]

@@ -39,11 +39,13 @@ MAP_CSS = ("".join(f".c-{state[0]}{{fill:url(#ng-cpu-{state})}}" for state in CO
            + ".mem-label{font-size:10px}")
 
 
-def patterns_svg() -> str:
-    """One cell per STEP x STEP tile, aligned on the first cell of every NUMA box."""
+def patterns_svg(extra: dict[str, str] | None = None) -> str:
+    """One cell per STEP x STEP tile, aligned on the first cell of every NUMA box; `extra`:
+    more fills by name (`numaguard plan` colours CPUs by workload), used as `url(#ng-cpu-NAME)`."""
+    colours = {**COLORS, **(extra or {})}
     tiles = "".join(f'<pattern id="ng-cpu-{state}" patternUnits="userSpaceOnUse" x="{PAD}" y="{HEAD}" '
                     f'width="{STEP}" height="{STEP}"><rect width="{CELL}" height="{CELL}" fill="{color}"/></pattern>'
-                    for state, color in COLORS.items())
+                    for state, color in colours.items())
     return f'<svg class="defs" width="0" height="0" aria-hidden="true"><defs>{tiles}</defs></svg>'
 
 
@@ -67,7 +69,9 @@ def _runs(cells: list[tuple[int, str, str]]):
             start = i
 
 
-def node_svg(occ) -> str:
+def node_svg(occ, cell_class=None) -> str:
+    """`cell_class(state, holder)`: the CSS class of a run of CPUs (default `c-` and the
+    state's initial); `numaguard plan` gives each workload its own."""
     layout = node_layout(occ.topology)
     exclusive, shared = occ.exclusive, occ.pod_shared
     threads = max((len(ids) for numas in layout.values() for cores in numas.values()
@@ -99,7 +103,8 @@ def node_svg(occ) -> str:
                              for col, core in enumerate(block) if t < len(cores[core])]
                     y = HEAD + (row * (threads + 1) + t) * STEP
                     for col, length, state, holder in _runs(cells):
-                        rect = (f'<rect class="c-{state[0]}" x="{PAD + col * STEP}" y="{y}" width="{length * STEP}" '
+                        css = cell_class(state, holder) if cell_class is not None else f"c-{state[0]}"
+                        rect = (f'<rect class="{css}" x="{PAD + col * STEP}" y="{y}" width="{length * STEP}" '
                                 f'height="{STEP}"')
                         parts.append(f"{rect}><title>{escape(holder)}: {LABELS[state]}</title></rect>"
                                      if holder else rect + "/>")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from numaguard.lint.carriers import BUILTIN_CARRIERS, PodCarriers
+from numaguard.lint.carriers import BUILTIN_CARRIERS, Guard, PodCarriers
 from numaguard.lint.rules.registry import all_rules
 
 
@@ -36,14 +36,45 @@ def render_carriers(carriers: PodCarriers = BUILTIN_CARRIERS) -> str:
     lines = ["| apiVersion | kind | pod templates | checked against |", "|---|---|---|---|"]
     for c in carriers.carriers:
         versions = (f"{c.group}/" if c.group else "") + ", ".join(c.versions)
-        paths = ", ".join(f"`{p.text}`" if p.text else "the object itself" for p in c.paths)
+        guarded = [p for p in c.paths if any(isinstance(step, Guard) for step in p.steps)]
+        shown = [_shown(p) for p in c.paths if p not in guarded]
+        if guarded:
+            prefix = guarded[0].text.split("<", 1)[0]
+            wrapped = dict.fromkeys(f"{step.group + '/' if step.group else ''}{step.kind}"
+                                    for p in guarded for step in p.steps if isinstance(step, Guard))
+            shown.append(f"`{prefix}`: a {', '.join(wrapped)} at that kind's paths above "
+                         f"(`{guarded[0].text}`...)")
+        paths = ", ".join(shown)
         unless = {".".join(p.unless) for p in c.paths if p.unless}
         if unless:
             paths += "".join(f" (none when `{u}` is set)" for u in sorted(unless))
+        if c.none_when:
+            paths += f" (none when `{c.none_when[0]}` is {' or '.join(c.none_when[1])})"
         for name, _why in c.refused_pod_fields:
-            paths += f"; refuses pod-level `{name}`"
+            when = f" when `{c.refused_when[0]}` is {' or '.join(c.refused_when[1])}" if c.refused_when else ""
+            paths += f"; refuses pod-level `{name}`{when}"
+        if c.builder:
+            paths += f"; {BUILDERS.get(c.builder, '')}"
         lines.append(f"| {versions} | {c.kind} | {paths} | {c.origin} |")
     return "\n".join(lines) + "\n"
+
+
+# What each `PodCarrier.builder` adds, in the table's words.
+BUILDERS = {"workloads:inference_service_pods": "a `model` predictor's pod over its ServingRuntime or "
+                                                 "ClusterServingRuntime when the run holds it",
+            "workloads:llm_inference_service_pods": "over the LLMInferenceServiceConfigs of `baseRefs` the run holds",
+            "workloads:appwrapper_declared": "a component of another kind at its declared `podSets[*].path`"}
+
+
+def _shown(path) -> str:
+    if not path.text:
+        return "the object itself"
+    text = f"`{path.text}`"
+    if path.inline:
+        text += " (a pod spec" + (f"; `{path.containers[0]}` or a framework field is its first container"
+                                  if len(path.containers) > 1 else f"; `{path.containers[0]}` is its first container"
+                                  if path.containers else "") + ")"
+    return text
 
 
 def render_fixable() -> str:

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 # one), the kubelet model (numaguard.lint.k8s.kubelet) where a configuration is judged.
 from numaguard.lint.k8s.checkpoint_files import CURRENT, Version, checkpoint_kind
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
-from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation, items
 from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, Subject
 from numaguard.lint.rules.pool import PoolViolation
 from numaguard.lint.rules.restart import MEMORY_INCONSISTENT as CHECKPOINT_MEMORY
@@ -239,9 +239,9 @@ def podresources_containers(source: str, data: Any) -> list[RunningContainer] | 
         if not isinstance(pod, dict):
             continue
         label = f"{pod.get('namespace') or 'default'}/{pod.get('name')}"
-        for j, c in enumerate(pod.get("containers") or ()):
+        for j, c in enumerate(items(pod.get("containers"))):
             if isinstance(c, dict):
-                cpus = frozenset(int(x) for x in c.get("cpuIds") or () if str(x).isdigit())
+                cpus = frozenset(int(x) for x in items(c.get("cpuIds")) if str(x).isdigit())
                 out.append(RunningContainer(label, str(c.get("name")), cpus, source,
                                             ("podResources", i, "containers", j, "cpuIds")))
     return out

@@ -49,7 +49,7 @@ from typing import Any, Iterable
 # lint of pods alone needs none of it.
 from numaguard.lint.k8s.cpuset import CPUSetError, format_cpuset
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
-from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation, items
 from numaguard.lint.rules.base import LintContext, Place, Rule, RunCheck, RunViolation, Subject
 
 POOL_INCONSISTENT = Rule(
@@ -498,10 +498,10 @@ def hardware_from_nrt(nrt: dict, source: str | None = None) -> NodeHardware | No
     type Node; CPUs and memory per NUMA node from each zone's `capacity`."""
     if not isinstance(nrt, dict):
         return None
-    zones = [z for z in nrt.get("zones") or [] if isinstance(z, dict) and z.get("type") == "Node"]
+    zones = [z for z in items(nrt.get("zones")) if isinstance(z, dict) and z.get("type") == "Node"]
     cpus, memory = [], []
     for zone in zones:
-        for res in zone.get("resources") or []:
+        for res in items(zone.get("resources")):
             if not isinstance(res, dict):
                 continue
             try:

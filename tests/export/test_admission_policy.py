@@ -67,7 +67,7 @@ def test_the_policies_match_every_carrier_kind_pods_on_create_workloads_on_creat
                         "resources": ["deployments", "replicasets", "statefulsets", "daemonsets"], "scope": "*"}
     listed = {(r["apiGroups"][0], res) for r in rules for res in r["resources"]}
     assert listed == {(group, resource) for (group, _), (resource, _) in CARRIER_RESOURCES.items()}
-    assert len(listed) == 35
+    assert len(listed) == 38
     assert WARNINGS["spec"]["matchConstraints"] == ERRORS["spec"]["matchConstraints"]
 
 
@@ -381,7 +381,7 @@ def test_a_kind_of_the_config_is_matched_by_its_group_and_resource_and_judged():
     rules = policies["numaguard-errors"]["spec"]["matchConstraints"]["resourceRules"]
     assert rules[0] == {"apiGroups": ["training.example.com"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                         "resources": ["trainingjobs"], "scope": "*"}
-    assert len({(r["apiGroups"][0], res) for r in rules for res in r["resources"]}) == 36
+    assert len({(r["apiGroups"][0], res) for r in rules for res in r["resources"]}) == 39
     good = pod(GOOD)["spec"]
     spec = {**good, "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}, "limits": {"cpu": "1500m", "memory": "1Gi"}}}
     job = {"apiVersion": "training.example.com/v1", "kind": "TrainingJob", "metadata": {"name": "t"},

@@ -144,7 +144,7 @@ def test_the_webhook_configuration_sends_exactly_the_kinds_the_webhook_judges(bu
                tuple(sorted(operations)))
               for (group, kind), (operations, versions) in JUDGED.items() for version in versions}
     assert sent == judged
-    assert len(judged) == 45
+    assert len(judged) == 49
 
 
 def test_the_deployment_is_hardened_and_highly_available(built):

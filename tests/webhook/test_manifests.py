@@ -203,7 +203,7 @@ def test_one_condition_per_judged_kind_named_and_within_the_api_servers_limits()
         for group, kind in kinds]
     assert conditions[:3] == [c for c in conditions if "/" not in c["name"]]
     assert [c["name"] for c in conditions[7:9]] == ["batch/job-may-be-in-scope", "batch/cronjob-may-be-in-scope"]
-    assert len(conditions) == len(kinds) == 35
+    assert len(conditions) == len(kinds) == 38
     assert conditions[8]["expression"].startswith(
         '!(request.kind.group == "batch" && request.kind.kind == "CronJob") ||\n(!(type(object) == map) || '
         '(has(object.metadata) && [object.metadata].exists(m, type(m) == map && has(m.annotations) && ')
