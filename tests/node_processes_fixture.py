@@ -5,7 +5,8 @@ container runtime leave on a node (checkpoints, KubeletConfiguration, pod log di
 /var/log/containers links, a sysfs) and a cgroup v2 tree in the kernel's file formats
 (Documentation/admin-guide/cgroup-v2.rst: `cpuset.cpus.effective` "0-4,6,8-10", `cpu.max`
 "max 100000", `cpu.stat` flat keyed with `nr_periods`/`nr_throttled`/`throttled_usec` when the
-cpu controller is on, `cgroup.procs` one PID per line) laid out as the kubelet and containerd
+cpu controller is on, `cgroup.procs` one PID per line, `cgroup.threads` one TID per line) laid
+out as the kubelet and containerd
 name their cgroups, holding the children's real PIDs. `<root>/proc` is a symlink to /proc.
 
 Used by tests/test_node_processes.py and README's canary walk-through (the `--processes` step).
@@ -16,9 +17,12 @@ import json
 import os
 import secrets
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent import futures
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,6 +122,12 @@ class Container:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def tids(self) -> list[int]:
+        """The threads of its process (none when it has none running)."""
+        if self.process is None:
+            return []
+        return sorted(int(t) for t in os.listdir(f"/proc/{self.pid}/task"))
 
 
 @dataclass
@@ -285,6 +295,7 @@ class HostNode:
                 (path / "cgroup.controllers").write_text(controllers)
                 (path / "cpuset.cpus.effective").write_text(every + "\n")
                 (path / "cpuset.mems.effective").write_text(mems + "\n")
+                (path / "cpu.stat").write_text(cpu_stat())
             sandbox = self.pod_cgroup(pod) / (f"cri-containerd-{secrets.token_hex(32)}.scope"
                                               if self.layout == "systemd" else secrets.token_hex(32))
             sandbox.mkdir()
@@ -297,6 +308,7 @@ class HostNode:
         path = self.container_cgroup(pod, c)
         path.mkdir(parents=True, exist_ok=True)
         write_atomic(path / "cgroup.procs", f"{c.pid}\n" if c.process else "")
+        write_atomic(path / "cgroup.threads", "".join(f"{tid}\n" for tid in c.tids()))
         for name, text in (("cpuset.cpus.effective", c.effective), ("cpuset.mems.effective", c.mems),
                            ("cpu.max", c.cpu_max)):
             if text is not None:
@@ -344,8 +356,9 @@ class HostNode:
                 if c.child is not None:
                     c.process = start_child(c.child)
                     self.write_container_cgroup(pod, c)
-                    if self.proc == "dir":
-                        (self.root / "proc" / str(c.pid)).symlink_to(f"/proc/{c.pid}")
+                    if self.proc == "dir":           # /proc/TID reaches a thread too, as in procfs
+                        for tid in c.tids():
+                            (self.root / "proc" / str(tid)).symlink_to(f"/proc/{tid}")
         return self
 
     def stop(self) -> None:
@@ -380,6 +393,24 @@ def stop_child(process: subprocess.Popen) -> None:
         process.stdout.close()
 
 
+def short_tmp():
+    """A fresh directory under /tmp, removed afterwards (a generator: `pytest.fixture(short_tmp)`).
+    Short, so the PodResources socket's path stays under the 108 bytes of a unix socket name."""
+    folder = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def running(top: Path, pods: list[Pod], **kw):
+    """The host root written, its processes started and PodResources served; stopped after."""
+    node = HostNode(top, pods, **kw).write()
+    try:
+        yield node.start().serve()
+    finally:
+        node.stop()
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Replace a file at once, as a reader of a kernel file never sees half of it."""
     tmp = path.with_name(path.name + ".tmp")
@@ -387,5 +418,6 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-__all__ = ["HostNode", "Pod", "Container", "Child", "cpu_stat", "REAL_CPUS", "start_child", "stop_child",
+__all__ = ["HostNode", "Pod", "Container", "Child", "cpu_stat", "REAL_CPUS", "start_child", "stop_child", "running",
+           "short_tmp",
            "write_atomic"]

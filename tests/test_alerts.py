@@ -1,6 +1,7 @@
-"""deploy/monitoring: the alerting rules checked and unit-tested by the real promtool (Debian's
-prometheus package, installed by .ci/run), the PrometheusRule equal to the plain rules file,
-and a README runbook for every alert."""
+"""deploy/monitoring: the alerting and recording rules checked and unit-tested by the real
+promtool (Debian's prometheus package, installed by .ci/run), the PrometheusRule equal to the
+plain rules file, a README runbook for every alert, the node agent's metrics named as its
+metric table names them, and the PodMonitor valid for prometheus-operator's CRD."""
 from __future__ import annotations
 
 import re
@@ -10,6 +11,7 @@ import subprocess
 import yaml
 
 from conftest import REPO, tool
+from crd_validation import crd_errors
 
 MONITORING = REPO / "deploy" / "monitoring"
 
@@ -26,7 +28,7 @@ def test_promtool_checks_the_rules():
     run = subprocess.run([promtool(), "check", "rules", "numaguard.rules.yaml"], cwd=MONITORING,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "SUCCESS: 10 rules found" in run.stdout
+    assert "SUCCESS: 22 rules found" in run.stdout
 
 
 def test_promtool_unit_tests_fire_and_stay_quiet():
@@ -66,7 +68,36 @@ def test_every_alert_has_a_runbook_in_readme():
     readme = (REPO / "README.md").read_text()
     plain = yaml.safe_load((MONITORING / "numaguard.rules.yaml").read_text())
     for group in plain["groups"]:
-        for rule in group["rules"]:
+        for rule in (r for r in group["rules"] if "alert" in r):
             anchor = rule["annotations"]["runbook_url"].rsplit("#", 1)[1]
             assert anchor == rule["alert"].lower()
             assert re.search(rf"^#### {rule['alert']}$", readme, re.M), f"no runbook for {rule['alert']}"
+
+
+def test_the_rules_use_only_the_node_agents_metrics():
+    """Every numaguard_container_/node_/agent_ name in the rules and their tests is one the agent
+    exports (lint/agent_metrics.py), so a renamed metric cannot leave a rule that never fires."""
+    from numaguard.lint.agent_metrics import METRICS
+
+    names = {m.name for m in METRICS}
+    for file in ("numaguard.rules.yaml", "numaguard.rules.test.yaml"):
+        used = set(re.findall(r"numaguard_(?:container|node|agent)_[a-z_]+", (MONITORING / file).read_text()))
+        assert used and used <= names, (file, used - names)
+
+
+def test_the_podmonitor_is_valid_for_prometheus_operator():
+    crd = REPO / "tests/fixtures/prometheus-operator/podmonitors.crd.yaml"
+    monitor = yaml.safe_load((MONITORING / "podmonitor.yaml").read_text())
+    assert crd_errors(monitor, crd) == []
+    daemonset = next(d for d in yaml.safe_load_all((REPO / "deploy/node-inspect/daemonset.yaml").read_text())
+                     if d["kind"] == "DaemonSet")
+    pod = daemonset["spec"]["template"]
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items()
+    assert monitor["spec"]["namespaceSelector"]["matchNames"] == [daemonset["metadata"]["namespace"]]
+    agent = next(c for c in pod["spec"]["containers"] if c["name"] == "agent")
+    [endpoint] = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["port"] in {p["name"] for p in agent["ports"]} and endpoint["honorLabels"] is True
+    # a typo is caught, as kubectl's strict field validation would
+    endpoint["honourLabels"] = endpoint.pop("honorLabels")
+    assert crd_errors(monitor, crd) == [
+        "spec.podMetricsEndpoints.0: Additional properties are not allowed ('honourLabels' was unexpected)"]

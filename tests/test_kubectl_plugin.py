@@ -81,7 +81,8 @@ def test_kubectl_refuses_its_own_flags_before_the_plugin_name(tmp_path):
 @pytest.mark.parametrize("words, expected", [
     # subcommands, with their short help as descriptions; no file names
     (["au"], ["audit\tAudit the live node pool: kubelet...", ":4"]),
-    (["node", ""], ["capture\tDescribe this machine (CPUs, NUMA nodes,...",
+    (["node", ""], ["agent\tServe, for Prometheus, each container's...",
+                    "capture\tDescribe this machine (CPUs, NUMA nodes,...",
                     "inspect\tCompare what each container got...", ":4"]),
     (["lint", "--fa"], ["--fail-on\tLowest severity that makes the exit code 1 (default: error).", ":4"]),
     (["lint", "--fail-on", ""], ["error", "warning", "info", "never", ":4"]),

@@ -11,9 +11,7 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,8 @@ from numaguard.lint.node.kernel import parse_numa_maps, read_task
 from numaguard.lint.node.processes import ProcessOptions
 from numaguard.lint.rules.processes import RULES
 
-from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod, cpu_stat, start_child, stop_child, write_atomic
+from node_processes_fixture import (REAL_CPUS, Child, Container, HostNode, Pod, cpu_stat, running, short_tmp,
+                                    start_child, stop_child, write_atomic)
 
 A, B = REAL_CPUS[0], REAL_CPUS[-1]
 MiB = 2**20
@@ -38,20 +37,7 @@ REAL_NUMA = sorted(int(p.name[4:]) for p in Path("/sys/devices/system/node").glo
 one_numa = pytest.mark.skipif(REAL_NUMA != [0], reason="the locality tests need this machine's memory on NUMA 0 only")
 
 
-@pytest.fixture
-def top():
-    folder = Path(tempfile.mkdtemp(prefix="ng-", dir="/tmp"))     # short: the socket path stays < 108 bytes
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextmanager
-def running(top: Path, pods: list[Pod], **kw):
-    node = HostNode(top, pods, **kw).write()
-    try:
-        yield node.start().serve()
-    finally:
-        node.stop()
+top = pytest.fixture(short_tmp)
 
 
 def inspect(node: HostNode, *extra: str, sample: str = "0"):

@@ -6,6 +6,7 @@
                            [--pods FILE] [--timeout 10] [--kubernetes-version 1.37]
                            [--processes [--sample 5s] [--max-remote-memory 10] [--threads 5]]
                            [--format text|json|sarif|policyreport|html]
+    numaguard node agent [--root /] [--listen :9477] [--min-interval 1s] [...the sources of inspect]
 
 Exit codes: 0 every pod admitted; 1 some pod rejected; 2 the tool could not do its job
 (missing file, unusable node description or kubelet configuration) - one line, no traceback.
@@ -201,15 +202,24 @@ class Duration(click.ParamType):
         return seconds
 
 
+def kubelet_sources(command):
+    """The options naming where a node command finds the node and the kubelet's state (node
+    inspect, node agent)."""
+    for option in reversed((
+            click.option("--root", default="/", show_default=True,
+                         help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod)."),
+            click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
+                         help="The kubelet's state directory (cpu_manager_state, memory_manager_state)."),
+            click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock",
+                         show_default=True, help="The kubelet's PodResources API socket."))):
+        command = option(command)
+    return command
+
+
 @node.command(name="inspect")
-@click.option("--root", default="/", show_default=True,
-              help="Where the node's file system is mounted (/host in a DaemonSet or kubectl debug pod).")
+@kubelet_sources
 @click.option("--sysfs", "sysfs_root", type=click.Path(file_okay=False),
               help="Where the node's /sys is (default: ROOT/sys): the machine the checkpoints are compared with.")
-@click.option("--state-dir", default="/var/lib/kubelet", show_default=True,
-              help="The kubelet's state directory (cpu_manager_state, memory_manager_state).")
-@click.option("--socket", "socket_path", default="/var/lib/kubelet/pod-resources/kubelet.sock", show_default=True,
-              help="The kubelet's PodResources API socket.")
 @click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
               help="The KubeletConfiguration to judge (default: the node's own, ROOT/var/lib/kubelet/config.yaml). "
                    "Give a NEW one before rolling it out: the report says whether the kubelet restarts with it and "
@@ -280,6 +290,54 @@ def inspect_command(root, sysfs_root, state_dir, socket_path, kubelet_config, po
     raise SystemExit(report.exit_code)
 
 
+@node.command(name="agent")
+@kubelet_sources
+@click.option("--kubelet-config", "kubelet_config", type=click.Path(dir_okay=False),
+              help="The node's KubeletConfiguration (default: ROOT/var/lib/kubelet/config.yaml): where the kubelet "
+                   "puts the pods' cgroups (cgroupRoot, cgroupsPerQOS).")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=2.0, show_default=True,
+              help="Seconds a scrape waits for the PodResources API.")
+@click.option("--kubernetes-version", "kubernetes_version", default="1.37", show_default=True,
+              help="The kubelet's minor version: how it reads its checkpoints.")
+@click.option("--listen", default=":9477", show_default=True,
+              help="Address to serve /metrics and /healthz on: HOST:PORT, [IPv6]:PORT or :PORT (port 0: any free).")
+@click.option("--min-interval", "min_interval", type=Duration(), default="1s", show_default=True,
+              help="Scrapes closer together than this get the previous answer.")
+def agent_command(root, state_dir, socket_path, kubelet_config, timeout, kubernetes_version, listen,
+                  min_interval) -> None:
+    """Serve, for Prometheus, each container's alignment (cpuset against its assignment, threads
+    outside its CPUs), memory locality, faults, CPU throttling, pressure and run-queue delay, and
+    the node's NUMA counters and shared pool. Runs until SIGTERM; exit 2 on a bad option or an
+    address that cannot be bound. README: "The node agent"."""
+    import sys
+
+    from numaguard.lint.cli.agent_server import parse_listen, serve
+    from numaguard.lint.config import ConfigError, parse_version
+    from numaguard.lint.node.agent import NodeAgent
+    from numaguard.lint.node.inventory import Inventory
+
+    try:
+        version = parse_version(kubernetes_version)
+        parse_listen(listen)
+    except ConfigError:
+        raise UsageProblem(f'--kubernetes-version: {kubernetes_version!r} is not a version like "1.37"') from None
+    except ValueError as exc:
+        raise UsageProblem(f"--listen: {exc}") from None
+
+    def log(line: str) -> None:
+        print(f"numaguard node agent: {line}", file=sys.stderr, flush=True)
+
+    inventory = Inventory(root, state_dir, socket_path, kubelet_config, timeout, version)
+    agent = NodeAgent(inventory, root, min_interval=min_interval, log=log)
+    agent.collect()                      # the first look: what is missing is logged before any scrape
+    try:
+        serve(agent, listen, log)
+    except OSError as exc:
+        raise UsageProblem(f"--listen {listen}: {exc.strerror or exc}") from None
+    finally:
+        inventory.close()
+
+
 COMMANDS = (simulate, node)
 
-__all__ = ["simulate", "node", "capture", "inspect_command", "COMMANDS"]
+__all__ = ["simulate", "node", "capture", "inspect_command", "agent_command", "COMMANDS"]

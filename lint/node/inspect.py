@@ -289,6 +289,17 @@ def _compare(snapshot, extracts: dict[str, CheckpointExtract], manifests: dict, 
              log_uids: dict, node, kc) -> list[ContainerView]:
     topology = getattr(node, "topology", None)
     placements, skipped = replay(node, kc, snapshot, manifests)
+    views = container_views(snapshot, extracts, manifest_uids, log_uids, topology)
+    for v in views:
+        v.checks["simulation"], v.simulated_cpus, v.simulated_numa = simulation_verdict(
+            placements.get((v.namespace, v.pod)), v.container, v.cpus, topology, skipped)
+    return views
+
+
+def container_views(snapshot, extracts: dict[str, CheckpointExtract], manifest_uids: dict, log_uids: dict,
+                    topology) -> list[ContainerView]:
+    """One view per container the PodResources snapshot lists, matched to its checkpoint entries
+    (`entries`) and judged against them (the `checkpoint` and `memoryCheckpoint` checks)."""
     cpu_entries = _usable(extracts.get("cpu"), lambda c: c.containers)
     # A V1 file a kubelet before 1.37 restores: entries by container id, which only the
     # container runtime maps to pods, so no container can be compared with its entry.
@@ -315,10 +326,8 @@ def _compare(snapshot, extracts: dict[str, CheckpointExtract], manifests: dict, 
                 cpu_match, c.cpu_ids, show_cpus))
             checks["memoryCheckpoint"] = (Verdict(SKIPPED, "not read") if memory_match is None else entry_verdict(
                 memory_match, memory_numa, show_numa))
-            checks["simulation"], sim, sim_numa = simulation_verdict(placements.get((pod.namespace, pod.name)),
-                                                                     c.name, c.cpu_ids, topology, skipped)
             out.append(ContainerView(pod.namespace, pod.name, c.name, c.cpu_ids, numa_of(topology, c.cpu_ids),
-                                     memory_numa, who, checks, sim, sim_numa,
+                                     memory_numa, who, checks,
                                      entries=(_entry(cpu_match, frozenset()), _entry(memory_match, ()))))
     return out
 

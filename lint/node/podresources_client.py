@@ -92,36 +92,73 @@ def _describe(exc, socket_path: str, call: str, timeout: float) -> str:
     return f"kubelet PodResources API at {socket_path}: {call} failed: {code.name if code else 'error'}: {details}"
 
 
+class PodResourcesConnection:
+    """One gRPC channel to the kubelet's socket, kept for many reads (the node agent asks at
+    every scrape; a channel reconnects by itself when the kubelet restarts)."""
+
+    def __init__(self, socket_path: str = DEFAULT_SOCKET, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.socket_path, self.timeout = socket_path, timeout
+        self._channel = self._stub = None
+
+    def read(self, allocatable: bool = True) -> PodResourcesSnapshot:
+        """Call `List` (and `GetAllocatableResources`). Raises PodResourcesError when nothing
+        could be read; when only `GetAllocatableResources` fails the snapshot says so in
+        `problems`."""
+        import grpc
+
+        from numaguard.lint.node.podresources import api_pb2
+
+        self._check_socket()
+        deadline = time.monotonic() + self.timeout
+        stub = self._connect()
+        try:
+            listed = stub.List(api_pb2.ListPodResourcesRequest(), timeout=self.timeout)
+        except grpc.RpcError as exc:
+            # a channel whose kubelet went away waits out gRPC's growing reconnect backoff (up to
+            # 120 s) before it tries again; a fresh one at the next read connects at once
+            self.close()
+            raise PodResourcesError(_describe(exc, self.socket_path, "List", self.timeout)) from None
+        if not allocatable:
+            return snapshot_from_messages(listed)
+        try:
+            answer = stub.GetAllocatableResources(api_pb2.AllocatableResourcesRequest(),
+                                                  timeout=max(deadline - time.monotonic(), 0.001))
+        except grpc.RpcError as exc:
+            return snapshot_from_messages(listed, None, (_describe(exc, self.socket_path, "GetAllocatableResources",
+                                                                   self.timeout),))
+        return snapshot_from_messages(listed, answer)
+
+    def _check_socket(self) -> None:
+        try:
+            mode = os.stat(self.socket_path).st_mode
+        except FileNotFoundError:
+            raise PodResourcesError(f"kubelet PodResources socket {self.socket_path} not found (is this a node? "
+                                    "mount /var/lib/kubelet into the pod)") from None
+        except OSError as exc:
+            raise PodResourcesError(f"kubelet PodResources socket {self.socket_path}: {exc.strerror or exc}") from None
+        if not stat.S_ISSOCK(mode):
+            raise PodResourcesError(f"kubelet PodResources socket {self.socket_path} is not a unix socket")
+
+    def _connect(self):
+        if self._stub is None:
+            import grpc
+
+            from numaguard.lint.node.podresources import api_pb2_grpc
+
+            self._channel = grpc.insecure_channel(f"unix://{os.path.abspath(self.socket_path)}")
+            self._stub = api_pb2_grpc.PodResourcesListerStub(self._channel)
+        return self._stub
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+        self._channel = self._stub = None
+
+
 def read_pod_resources(socket_path: str = DEFAULT_SOCKET, timeout: float = DEFAULT_TIMEOUT) -> PodResourcesSnapshot:
-    """Call `List` and `GetAllocatableResources`. Raises PodResourcesError when nothing could be
-    read; when only `GetAllocatableResources` fails the snapshot says so in `problems`."""
-    import grpc
-
-    from numaguard.lint.node.podresources import api_pb2, api_pb2_grpc
-
+    """`List` and `GetAllocatableResources` once (see PodResourcesConnection.read)."""
+    connection = PodResourcesConnection(socket_path, timeout)
     try:
-        mode = os.stat(socket_path).st_mode
-    except FileNotFoundError:
-        raise PodResourcesError(f"kubelet PodResources socket {socket_path} not found (is this a node? mount "
-                                "/var/lib/kubelet into the pod)") from None
-    except OSError as exc:
-        raise PodResourcesError(f"kubelet PodResources socket {socket_path}: {exc.strerror or exc}") from None
-    if not stat.S_ISSOCK(mode):
-        raise PodResourcesError(f"kubelet PodResources socket {socket_path} is not a unix socket")
-    deadline = time.monotonic() + timeout
-    channel = grpc.insecure_channel(f"unix://{os.path.abspath(socket_path)}")
-    try:
-        stub = api_pb2_grpc.PodResourcesListerStub(channel)
-        try:
-            listed = stub.List(api_pb2.ListPodResourcesRequest(), timeout=timeout)
-        except grpc.RpcError as exc:
-            raise PodResourcesError(_describe(exc, socket_path, "List", timeout)) from None
-        try:
-            allocatable = stub.GetAllocatableResources(api_pb2.AllocatableResourcesRequest(),
-                                                       timeout=max(deadline - time.monotonic(), 0.001))
-        except grpc.RpcError as exc:
-            return snapshot_from_messages(listed, None, (_describe(exc, socket_path, "GetAllocatableResources",
-                                                                   timeout),))
-        return snapshot_from_messages(listed, allocatable)
+        return connection.read()
     finally:
-        channel.close()
+        connection.close()

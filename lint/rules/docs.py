@@ -1,11 +1,12 @@
 """Rule documentation, generated from the rules' own metadata (README's rule reference is the
 markdown form, its list of the rules `numaguard fix` fixes comes from their `fix`; a test fails
-when README is stale), and README's table of the built-in pod template carriers, generated from
-the carrier table."""
+when README is stale), README's table of the built-in pod template carriers, generated from
+the carrier table, and the node agent's metric reference, from its metric table."""
 from __future__ import annotations
 
 import json
 
+from numaguard.lint.agent_metrics import render_markdown as render_agent_metrics
 from numaguard.lint.carriers import BUILTIN_CARRIERS, Guard, PodCarriers
 from numaguard.lint.rules.registry import all_rules
 
@@ -83,7 +84,7 @@ def render_fixable() -> str:
 
 
 README_SECTIONS = {"rules": lambda: render_rules("markdown"), "carriers": render_carriers,
-                   "fixable": render_fixable}
+                   "fixable": render_fixable, "agent-metrics": render_agent_metrics}
 
 
 def update_readme(path: str = "README.md") -> bool:
