@@ -16,7 +16,6 @@ files in the kernel's formats holding the same real processes (as the agent's ow
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
 import subprocess
 import tempfile
@@ -26,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_pool import A, B, SHARED_CPU, SPIN, _renice, cgroup2_mount, prometheus_server, served_agent, wait_for
+from agent_pool import (A, B, SHARED_CPU, SPIN, _renice, cgroup2_mount, kernel_cgroups, prometheus_server, served_agent,
+                        wait_for)
 from conftest import numaguard_exe, run_cli
 from node_processes_fixture import REAL_CPUS, Child, Container, HostNode, Pod
 
@@ -52,35 +52,18 @@ def compare_pool(top: Path):
             for name in ("web-stable-0", "web-canary-0", "twin-a-0", "twin-b-0")]
     node = HostNode(top, pods, numa_of={A: 0, B: 0, SHARED_CPU: 0}, reserved=SHARED_CPU).write()
     mount, _why = cgroup2_mount()
-    base, made = None, []
-    try:
-        node.start()
-        _renice(pods[0].containers[0].pid, -15)
-        if mount is not None:
-            base = mount / f"ng-compare-{secrets.token_hex(4)}"
-            base.mkdir()
-            shutil.rmtree(node.cgroup_root)
-            node.cgroup_root.symlink_to(base)
-            for pod in pods:
-                scope = node.container_cgroup(pod, pod.containers[0])
-                for folder in reversed([scope, *list(scope.parents)[:2]]):
-                    if not folder.exists():
-                        folder.mkdir()
-                        made.append(folder)
-                (scope / "cgroup.procs").write_text(f"{pod.containers[0].pid}\n")
-        node.serve()
-        yield node, "kernel" if mount is not None else "files"
-    finally:
-        node.stop()
-        for folder in reversed(made):
-            for _ in range(50):              # the children's exit reaches the cgroup a moment later
-                try:
-                    folder.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-        if base is not None:
-            base.rmdir()
+    with ExitStack() as made:                     # the kernel's cgroups go once the processes are gone
+        try:
+            node.start()
+            _renice(pods[0].containers[0].pid, -15)
+            if mount is not None:
+                scopes = made.enter_context(kernel_cgroups(node, pods, mount, "ng-compare"))
+                for pod in pods:
+                    (scopes[pod.name] / "cgroup.procs").write_text(f"{pod.containers[0].pid}\n")
+            node.serve()
+            yield node, "kernel" if mount is not None else "files"
+        finally:
+            node.stop()
 
 
 @pytest.fixture(scope="module")
