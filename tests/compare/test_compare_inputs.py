@@ -47,6 +47,7 @@ def test_the_selectors_errors_suggest_selectors_that_parse():
     ('pod="x" namespace="y"', "expected a comma at"),
     ('{pod="x"', "an opening brace without its closing one"),
     ('pod=~"(unclosed"', "pod=~: not a regular expression"),
+    ('namespace="shop",pod!~"[z-a]"', "pod!~: not a regular expression"),   # a negative regex too
     ('pod!="x"', "every matcher also matches series without the label"),
     ('pod=~".*"', "every matcher also matches series without the label"),
     ('9pod="x"', "expected a label matcher"),
