@@ -154,7 +154,7 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
         exclude=tuple(data.get("exclude") or ()),
         lint_dependencies=bool(data.get("lintDependencies", False)),
         fail_on=data.get("failOn", "error"),
-        webhook_cache_bytes=_bytes((data.get("webhook") or {}).get("cacheBytes", Config.webhook_cache_bytes)),
+        webhook_cache_bytes=byte_count((data.get("webhook") or {}).get("cacheBytes", Config.webhook_cache_bytes)),
         webhook_mode=(data.get("webhook") or {}).get("mode", "enforce"),
         webhook_namespace_modes=dict((data.get("webhook") or {}).get("namespaces") or {}),
         webhook_serving={k: v for k, v in (data.get("webhook") or {}).items() if k not in ("mode", "namespaces")},
@@ -163,8 +163,9 @@ def config_from_dict(data: Any, base_dir: str = ".") -> Config:
     )
 
 
-def _bytes(text: str | int) -> int:
-    """A byte count as the schema allows it: a number, or digits with Ki, Mi or Gi."""
+def byte_count(text: str | int) -> int:
+    """A byte count as the schema allows it: a number, or digits with Ki, Mi or Gi. Raises
+    ValueError for anything else."""
     text = str(text)
     for suffix, factor in (("Ki", 1024), ("Mi", 1024 ** 2), ("Gi", 1024 ** 3)):
         if text.endswith(suffix):

@@ -26,19 +26,21 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from numaguard.lint.config import Config
 from numaguard.lint.load import skips
+from numaguard.lint.load.later_stages import FILE_STAGES, VALUE_STAGES, LaterStage, not_judged, value_stage
 from numaguard.lint.load.documents import Document, LoadError, expand_lists, position_of
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_kind
-from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Unread, Violation, dotted_path, value_kind
+from numaguard.lint.objects import KUBELET_CONFIG_GROUP, KUBELET_CONFIG_KIND, classify, object_ref
 from numaguard.lint.k8s.platform_registry import kindless_reader
 from numaguard.lint.references import RunReferences
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import LintContext, Rule, RunCheck, RunViolation, Subject
-from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT
+from numaguard.lint.rules.input import INVALID_DOCUMENT, INVALID_OBJECT, RENDERED_LATER
 from numaguard.lint.rules.registry import rules_for, run_check_rules
 
 if TYPE_CHECKING:                   # a run without --baseline never reads one
     from numaguard.lint.baseline import BaselineEntry
 
+FILE_STAGES_BY_NAME = {stage.name: stage for stage in FILE_STAGES}
 IGNORE_ANNOTATION = "numaguard.io/ignore"
 IGNORE_REASON_ANNOTATION = "numaguard.io/ignore-reason"
 
@@ -71,7 +73,12 @@ class LintResult:
     nodes: list[Any] = field(default_factory=list)
     workloads: dict[str, str] = field(default_factory=dict)
     # `numaguard audit`: what could not be read (the audit is incomplete when not empty).
-    unread: list[str] = field(default_factory=list)
+    unread: list[Unread] = field(default_factory=list)
+
+    @property
+    def unread_nodes(self) -> dict[str, Unread]:
+        """Node name -> what of it could not be read (its kubelet configuration)."""
+        return {node: piece for piece in self.unread for node in piece.nodes}
 
     @property
     def active(self) -> list[Finding]:
@@ -144,10 +151,14 @@ class Linter:
         run.collect_companions(docs)
         collect_references(run.references, docs)   # a batch's own (stdin, the library, the webhook's object)
         for doc in docs:
+            if doc.repeated_keys:
+                run.report_repeated_keys(doc)
             reason = doc.skip or (skips.NOT_KUBERNETES if isinstance(doc.data, list) else None)
             if reason is not None:
                 run.summary.skip(reason)
                 run.summary.helm_charts += doc.skip_detail == skips.HELM_CHART
+                if reason == skips.TEMPLATE:
+                    run.summary_template(doc.skip_detail)
                 if reason == skips.DANGLING_SYMLINK:
                     run.summary.dangling_symlinks.append(f"{doc.source} -> {doc.skip_detail}")
                 continue
@@ -159,6 +170,7 @@ class Linter:
         run.owned_companions.clear()
         run.companion_findings.clear()
         run._named.clear()
+        run.rendered_seen.clear()
 
     def take(self) -> RunPart:
         """Hand over (and forget) what the batches so far left behind."""
@@ -270,6 +282,7 @@ class _Run:
         self.companions: dict[tuple, Document] = {}       # (source, group, kind[, name]) -> the document
         self.owned_companions: set[int] = set()           # id() of companions judged with a carrier
         self.companion_findings: set = set()              # findings already reported on a companion
+        self.rendered_seen: set = set()                   # (file, path) of values NG003 named, per batch
         self._has_node = ctx.node is not None or any(p.node is not None for p in ctx.pools)
         self._rules: dict[str, list[Rule]] = {}          # target -> its enabled rules, on first use
         # One entry per distinct check: rules of one family share their collection and judgement.
@@ -281,6 +294,14 @@ class _Run:
         self.extracts: dict[str, list] = {check.name: [] for check in self.run_checks}
         self.rendered = RenderedFindings()
         self.references = RunReferences()                # what other objects of the run say
+
+    def summary_template(self, stage_name: str | None) -> None:
+        """Count a template file by the stage that renders it, and keep that stage's hint."""
+        stage = FILE_STAGES_BY_NAME.get(stage_name or "")
+        name = stage.name if stage is not None else skips.TEMPLATE
+        self.summary.rendered_files[name] = self.summary.rendered_files.get(name, 0) + 1
+        if stage is not None:
+            self.summary.rendered_hints[name] = stage.hint
 
     def rules(self, target: str) -> list[Rule]:
         """The enabled rules of one target; their modules are imported when a run first judges
@@ -346,6 +367,18 @@ class _Run:
         self._emit(INVALID_DOCUMENT, Violation(path=(), message=error.message), file=error.source,
                    position=position, ref=None, ignores=frozenset())
 
+    def report_repeated_keys(self, doc: Document) -> None:
+        """NG001 for each key the document gives twice (read with the later value, as kubectl
+        reads it): an error where a value is silently lost or kustomize reads the file (it refuses
+        it), else a warning (`yaml_build.RepeatedKey`)."""
+        kustomized = doc.source is not None and not all(r.lost for r in doc.repeated_keys) and \
+            skips.is_kustomize_input(doc.source)
+        ref = object_ref(doc.data) if isinstance(doc.data, dict) else None
+        for repeated in doc.repeated_keys:
+            severity = None if repeated.refused_or_lost(kustomized) else Severity.WARNING
+            self._emit(INVALID_DOCUMENT, Violation((), repeated.message(kustomized), severity=severity),
+                       file=doc.source, position=(repeated.line, repeated.column), ref=ref, ignores=doc.ignores)
+
     def _offer(self, subject: Subject) -> bool:
         """Give one input to every run check; whether any kept an extract of it."""
         kept = False
@@ -386,7 +419,8 @@ class _Run:
             annotations = _own_annotations(data)
             for problem in found.problems:
                 self._emit_doc(doc, prefix, found.ref, INVALID_OBJECT,
-                               Violation(path=problem.path, message=problem.message),
+                               Violation(path=problem.path, message=problem.message, severity=problem.severity,
+                                         remediation=problem.remediation),
                                doc.ignores | _annotation_ignores(annotations),
                                annotations.get(IGNORE_REASON_ANNOTATION))
         if found.kind == "kubelet" and not found.platforms and not found.problems and _is_kubelet_config(data):
@@ -591,11 +625,12 @@ class _Run:
             if carrier.renders_of:
                 self.rendered.note_source(carrier.renders_of, rule.id, kubelet_path)
             held = (carrier.rendered_from, kubelet_path) if carrier.rendered_from else None
-            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held, cap)
+            self._emit_place(doc, prefix, companion, ref, rule, adjusted, place, ignores, seen, held, cap,
+                             carrier.later_stages)
 
         for rule_id, place, v in carrier.notices:
             self._emit_place(doc, prefix, companion, ref, self._rule_by_id(rule_id) or INVALID_OBJECT,
-                             v, place, ignores, seen)
+                             v, place, ignores, seen, stages=carrier.later_stages)
         flags = getattr(carrier.settings, "flags", None)
         if flags is not None and flags.value_refused:
             return                                # the kubelet exits on the command line
@@ -665,11 +700,19 @@ class _Run:
 
     def _emit_place(self, doc: Document, prefix: Path, companion: Document | None, ref: ObjectRef,
                     rule: Rule, v: Violation, place, ignores: frozenset[str], seen: set,
-                    held: tuple | None = None, cap: Severity | None = None) -> None:
+                    held: tuple | None = None, cap: Severity | None = None,
+                    stages: Iterable[LaterStage] = VALUE_STAGES) -> None:
         """A finding at a `kubelet_layers.Place`: in this document or its companion, and inside
-        an embedded text at the line the setting is on."""
+        an embedded text at the line the setting is on. A finding on a value one of `stages`
+        (the carrier's later stages) renders first becomes NG003."""
         target, position = self._place_position(doc, prefix, companion, place)
         base = () if target is companion else prefix
+        rendered = self._rendered(rule, _placed_value(target.data, base, place), stages,
+                                  (target.source, base + tuple(place.dotted())))
+        if rendered is _SEEN:
+            return
+        if rendered is not None:
+            rule, v, held, cap = RENDERED_LATER, rendered, None, None
         # A place several carriers share (two nodes of one kind Cluster, an InitConfiguration
         # and a JoinConfiguration over one KubeletConfiguration) gets the finding once.
         bucket = self.companion_findings if target is companion else seen
@@ -686,8 +729,32 @@ class _Run:
                   held: tuple | None = None, cap: Severity | None = None) -> None:
         path = prefix + tuple(v.path)
         position = position_of(doc.data, path) or ((doc.line, 1) if doc.line else None)
+        rendered = self._rendered(rule, _value_at(doc.data, path), VALUE_STAGES, (doc.source, path))
+        if rendered is not None:
+            if rendered is not _SEEN:
+                self._emit(RENDERED_LATER, rendered, file=doc.source, position=position, ref=ref,
+                           ignores=ignores, path=path, reason=reason)
+            return
         self._emit(rule, v, file=doc.source, position=position, ref=ref, ignores=ignores,
                    path=path, reason=reason, held=held, cap=cap)
+
+    def _rendered(self, rule: Rule, value: Any, stages: Iterable[LaterStage], key: tuple) -> Violation | None:
+        """For a finding on a value another program renders first (an expression of one of
+        `stages`): the NG003 info that replaces it, `_SEEN` when NG003 already named that value,
+        else None (the finding stands). Findings on other values, and on no value, stand."""
+        if rule.id == RENDERED_LATER.id:
+            return None
+        if isinstance(value, str) and "\n" in value.strip():
+            return None                 # an embedded document (a patch): judged line by line
+        found = value_stage(value, stages) or value_stage(key[1][-1] if key[1] else None, stages)
+        if found is None:
+            return None
+        if key in self.rendered_seen:
+            return _SEEN
+        self.rendered_seen.add(key)
+        stage, expression = found
+        return Violation((), not_judged(dotted_path(key[1]) or "The value", stage, expression), severity=Severity.INFO,
+                         remediation=stage.hint, rendered_by=stage.name)
 
     def _emit(self, rule: Rule, v: Violation, *, file: str | None, position, ref: ObjectRef | None,
               ignores: frozenset[str], path: Path = (), reason: str | None = None,
@@ -696,7 +763,11 @@ class _Run:
         finding back until the run shows whether its profile has it too (`rendered`); `cap`
         is the highest default severity it may have (a pod or kubelet configuration only
         assumed to be for a managed pool: warning). A severity the config sets for the rule
-        (`rules: {NG206: error}`) applies as written, on every tier."""
+        (`rules: {NG206: error}`) applies as written, on every tier. A value NG003 names is
+        counted even when NG003 is off."""
+        if v.rendered_by is not None:
+            counts = self.summary.rendered_values
+            counts[v.rendered_by] = counts.get(v.rendered_by, 0) + 1
         if not self.selection.enabled(rule):
             return
         configured = self.selection.severities.get(rule.id)
@@ -822,6 +893,31 @@ def _annotation_ignores(annotations: dict[str, str]) -> frozenset[str]:
     # Spelled like the comment form: rule ids upper-cased, `all` lower-cased (`_emit` tests both).
     parts = (part.strip() for part in value.replace(";", ",").split(","))
     return frozenset("all" if part.lower() == "all" else part.upper() for part in parts if part)
+
+
+_SEEN = Violation((), "")          # `_Run._rendered`: a value NG003 has already named
+
+
+def _placed_value(data: Any, base: Path, place: Any) -> Any:
+    """The value a `kubelet_layers.Place` points at: in the document, or inside its embedded text
+    (never the whole text: a patch is judged line by line)."""
+    if place.text is None:
+        return _value_at(data, base + tuple(place.path))
+    if not place.inner or place.text_index >= len(place.text.documents):
+        return None
+    return _value_at(place.text.documents[place.text_index], tuple(place.inner))
+
+
+def _value_at(data: Any, path: Path) -> Any:
+    """The value at `path`, None when the path leaves the data."""
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
 
 
 def _at(data: Any, path: Path) -> Any:

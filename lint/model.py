@@ -109,6 +109,8 @@ class Violation:
     # Whether the kubelet refuses this whatever the configuration's pool (a start-up refusal: an
     # error even where policy findings are capped); None: as the rule's tier says.
     refusal: bool | None = None
+    # NG003: the later stage (numaguard.lint.load.later_stages) that renders the value first
+    rendered_by: str | None = None
 
 
 @dataclass(slots=True)      # many thousands live until the report is written
@@ -147,6 +149,42 @@ SKIP_REASONS = ("not-kubernetes", "template", "patch", "unknown-kind",
 
 RENDER_HINT = ("lint what they render: `helm template CHART | numaguard lint -` or "
                "`kustomize build DIR | numaguard lint -`")
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A part of the cluster `numaguard audit` could not read (the audit is then incomplete).
+    `what` names it in the summary line ("the pods list after its first 2 pods", "the kubelet
+    configuration of 1 node (a)"), `why` is what went wrong, `nodes` the nodes left unjudged
+    (their kubelet configuration), `namespace` the namespace of a pods list read with -n.
+    Every report says it in its own way: a PolicyReport `error` result, a SARIF tool
+    execution notification, a JUnit error, a line of text."""
+    what: str
+    why: str
+    nodes: tuple[str, ...] = ()
+    namespace: str | None = None
+
+    def __str__(self) -> str:
+        return self.what
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"what": self.what, "why": self.why}
+        if self.nodes:
+            out["nodes"] = list(self.nodes)
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out
+
+
+def unread_phrases(unread: list[Unread]) -> list[str]:
+    """The summary line's phrases: each list as it names itself, then the nodes whose kubelet
+    configuration was not read, together ("the kubelet configuration of 2 nodes (a, b)")."""
+    nodes = [node for piece in unread for node in piece.nodes]
+    phrases = [piece.what for piece in unread if not piece.nodes]
+    if nodes:
+        shown = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+        phrases.append(f"the kubelet configuration of {len(nodes):,} node{'' if len(nodes) == 1 else 's'} ({shown})")
+    return phrases
 
 
 # What took each object as meant for a managed pool, per tier (README "Which pods are
@@ -197,6 +235,11 @@ class Summary:
     suppressed: int = 0
     skipped_by_reason: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SKIP_REASONS, 0))
     helm_charts: int = 0               # Chart.yaml files seen (their templates need rendering)
+    # What another program renders first (numaguard.lint.load.later_stages), per stage: template
+    # files skipped, and values inside judged objects that were not judged (NG003).
+    rendered_files: dict[str, int] = field(default_factory=dict)
+    rendered_values: dict[str, int] = field(default_factory=dict)
+    rendered_hints: dict[str, str] = field(default_factory=dict)   # stage of a skipped file -> how to lint it
     dangling_symlinks: list[str] = field(default_factory=list)   # "link -> target", for the note
     unwalked: list[str] = field(default_factory=list)   # dependency directories a walk skipped
     baseline_unchanged: int | None = None     # with a baseline: findings it already records
@@ -217,6 +260,11 @@ class Summary:
         for reason, count in other.skipped_by_reason.items():
             self.skipped_by_reason[reason] = self.skipped_by_reason.get(reason, 0) + count
         self.helm_charts += other.helm_charts
+        for mine, theirs in ((self.rendered_files, other.rendered_files),
+                             (self.rendered_values, other.rendered_values)):
+            for stage, count in theirs.items():
+                mine[stage] = mine.get(stage, 0) + count
+        self.rendered_hints.update(other.rendered_hints)
         self.dangling_symlinks += other.dangling_symlinks
 
     @property
@@ -253,10 +301,23 @@ class Summary:
             return None
         what = []
         if templates:
-            what.append(f"{templates} template file(s) skipped")
+            what.append(f"{templates} template file(s) skipped{_by_stage(self.rendered_files)}")
         if self.helm_charts:
             what.append(f"{self.helm_charts} Helm chart(s) found")
-        return f"{' and '.join(what)}; {RENDER_HINT}"
+        # Helm's (and kustomize's) hint first, then each other stage's own
+        hints = [RENDER_HINT] if self.helm_charts or "Helm" in self.rendered_files or \
+            not self.rendered_hints else []
+        hints += [hint for stage, hint in sorted(self.rendered_hints.items()) if stage != "Helm"]
+        return f"{' and '.join(what)}; {'; '.join(hints)}"
+
+    def rendered_note(self) -> str | None:
+        """One line for a run in which values another program renders first were not judged."""
+        count = sum(self.rendered_values.values())
+        if not count:
+            return None
+        return (f"{count} value(s) that another program renders first were not judged"
+                f"{_by_stage(self.rendered_values)}; each is an NG003 info saying which program and how to "
+                f"lint what it renders")
 
     def assumed_hint(self) -> str | None:
         """One line for a run with pods or kubelet configurations only assumed to be for a
@@ -303,12 +364,21 @@ class Summary:
                "assumedHint": self.assumed_hint(),
                "declaredBy": {objects: dict(ways) for objects, ways in self.declared.items()}, **self.counts,
                "suppressed": self.suppressed, "hint": self.render_hint()}
+        if self.rendered_files or self.rendered_values:
+            out["renderedLater"] = {"files": dict(self.rendered_files), "values": dict(self.rendered_values)}
         if self.unwalked:
             out["unwalked"] = list(self.unwalked)
         if self.baseline_unchanged is not None:
             out["baselineUnchanged"] = self.baseline_unchanged
             out["baselineFixed"] = self.baseline_fixed or 0
         return out
+
+
+def _by_stage(counts: dict[str, int]) -> str:
+    """" (Helm 20, Jinja 1)": counts per later stage, largest first."""
+    if not counts:
+        return ""
+    return " (" + ", ".join(f"{stage} {n}" for stage, n in sorted(counts.items(), key=lambda i: (-i[1], i[0]))) + ")"
 
 
 DEFAULT_POOL_NAME = "default"        # the pool of `pool:` (the one-pool shorthand) and of a bare --pool DIR

@@ -16,7 +16,7 @@ from typing import Any
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS, Each, Field, Guard, PodCarrier, PodCarriers, TemplatePath
 from numaguard.lint.k8s.platform_registry import kindless_reader, platform_reader
-from numaguard.lint.model import ObjectRef, Path, dotted_path, existing_prefix, value_kind
+from numaguard.lint.model import ObjectRef, Path, Severity, dotted_path, existing_prefix, value_kind
 
 
 def api_group(api_version: str | None) -> str:
@@ -97,6 +97,8 @@ class ShapeProblem:
 
     path: Path
     message: str
+    severity: Severity | None = None      # None: the rule's (an error)
+    remediation: str | None = None        # None: the rule's
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def classify(doc: dict, carriers: PodCarriers = BUILTIN_CARRIERS, references: An
         except PlatformError as err:
             read = [err]
         return Classified("platform", ref, platforms=tuple(c for c in read if not isinstance(c, PlatformError)),
-                          problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}")
+                          problems=tuple(ShapeProblem(e.path, f"{kind}: {e.message}", e.severity, e.remediation)
                                          for e in read if isinstance(e, PlatformError)))
     carrier = carriers.find(api_group(api_version), api_version.rpartition("/")[2], kind or "")
     if carrier is None:

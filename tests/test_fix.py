@@ -798,7 +798,9 @@ def test_files_that_do_not_parse_are_listed_and_left_as_they_are(tmp_path):
         f"{tmp_path / 'multi.yaml'}:8: NG001 left alone: a part of the file cannot be read (mapping values are "
         "not allowed in this context): numaguard fix rewrites only files it reads whole",
         f"{tmp_path / 'twice.yaml'}:3: NG001 left alone: a part of the file cannot be read (mapping key "
-        "\"kind\" already defined at line 2): numaguard fix rewrites only files it reads whole",
+        "\"kind\" already defined at line 2, with the same value: kubectl, Helm and the API server read one; "
+        "kustomize (kubectl apply -k), Flux and Argo CD's kustomize applications refuse the file): numaguard fix "
+        "rewrites only files it reads whole",
         "numaguard fix: 0 fix(es) in 0 file(s) applied; 4 finding(s) left alone"]
     assert {name: (tmp_path / name).read_text() for name in sources} == sources
 

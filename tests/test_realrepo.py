@@ -37,11 +37,11 @@ def test_mixed_tree_has_only_its_true_errors_and_counts_every_skip():
     ]
     assert len(report["findings"]) == 3
     summary = report["summary"]
-    assert (summary["files"], summary["objects"], summary["skipped"]) == (19, 2, 17)
+    assert (summary["files"], summary["objects"], summary["skipped"]) == (19, 3, 17)   # duplicate-key.yaml: read as kubectl reads it
     assert summary["skippedByReason"] == {"not-kubernetes": 5, "template": 2, "patch": 6,
                                           "unknown-kind": 4, "dangling-symlink": 0, "deletion": 0}
     assert summary["hint"] == (
-        "2 template file(s) skipped and 1 Helm chart(s) found; lint what they render: "
+        "2 template file(s) skipped (Helm 2) and 1 Helm chart(s) found; lint what they render: "
         "`helm template CHART | numaguard lint -` or `kustomize build DIR | numaguard lint -`")
 
 
@@ -67,7 +67,7 @@ def test_each_file_is_skipped_for_its_own_reason():
         "kustomize/springboot/overlays/production/kustomization.yaml": ["not-kubernetes"],
         "kustomize/springboot/overlays/production/memorylimit_patch.yaml": ["patch"],
         "true-errors/broken-indentation.yaml": [],
-        "true-errors/duplicate-key.yaml": [],
+        "true-errors/duplicate-key.yaml": [None],
         "true-errors/unquoted-node-selector.yaml": [None],
     }
 
@@ -96,7 +96,7 @@ def test_text_report_prints_the_hint_once_and_the_skips_by_reason():
     assert result.returncode == 0
     lines = result.stdout.splitlines()
     assert lines == [
-        "note: 2 template file(s) skipped and 1 Helm chart(s) found; lint what they render: "
+        "note: 2 template file(s) skipped (Helm 2) and 1 Helm chart(s) found; lint what they render: "
         "`helm template CHART | numaguard lint -` or `kustomize build DIR | numaguard lint -`",
         "8 file(s), 0 object(s) checked, 9 skipped (3 not-kubernetes, 2 template, 4 patch), "
         "0 opted out: 0 error(s), 0 warning(s), 0 info, 0 suppressed"]

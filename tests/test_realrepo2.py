@@ -242,10 +242,11 @@ def test_windows_only_kubelet_flags_on_a_windows_node():
 def test_a_clusterctl_variable_is_not_judged_as_the_flag_value():
     result = _lint_file(HERE / "capz" / "windows-feature-gates.yaml")
     assert [(f.rule, f.severity.value, f.line, f.column, f.message) for f in result.findings] == [
-        ("NG002", "info", 22, 28, "--feature-gates takes its value from the clusterctl variable "
-                                  "${NODE_FEATURE_GATES:-\"\"}, known only when the template is rendered (clusterctl "
-                                  "generate cluster): not judged")]
+        ("NG003", "info", 22, 28, "--feature-gates holds `${NODE_FEATURE_GATES:-\"\"}` (${VAR} substitution): "
+                                  "clusterctl generate cluster, envsubst or Flux's postBuild substitution fills it in "
+                                  "before the object is applied; not judged")]
     assert result.summary.counts == {"error": 0, "warning": 0, "info": 1}
+    assert result.summary.rendered_values == {"${VAR} substitution": 1}
 
 
 # --- vendored dependencies ----------------------------------------------------------------------

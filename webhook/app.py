@@ -10,7 +10,9 @@ and metrics on the probe port only.
 Bad input never reaches the engine and never produces a 500: a wrong content type is 415, a
 body over the limit 413 (decided from Content-Length, before reading), a client that stops
 sending mid-body 408 after `body_timeout`, anything that is not an AdmissionReview 400 — each
-with a JSON `{"error": reason, "message": ...}` body.
+with a JSON `{"error": reason, "message": ...}` body. A body the front did not read because
+the worker already holds its budget of bodies (front.BodyBudget) is 503 with `Retry-After: 1`:
+the API server then applies the webhook's failurePolicy to that one review.
 """
 from __future__ import annotations
 
@@ -41,11 +43,15 @@ class _Refused(Exception):
         self.status, self.reason = status, reason
 
 
+BUSY_RETRY_AFTER = "1"     # seconds: bodies in flight are answered within the webhook's timeoutSeconds
+
+
 def create_app(settings: WebhookSettings) -> Flask:
     here = os.path.dirname(os.path.abspath(__file__))
     # Explicit paths: `numaguard` is a namespace package, which Flask cannot locate by name.
     app = Flask(__name__, root_path=here, instance_path=here)
     metrics = Metrics()
+    metrics.cache_budget.set(settings.policy.cache.budget)
     _warm_up(settings)
     log_lock = threading.Lock()
 
@@ -60,7 +66,10 @@ def create_app(settings: WebhookSettings) -> Flask:
         metrics.bad_requests.labels(e.reason).inc()
         access({"path": request.path, "status": e.status, "pid": os.getpid(), "error": e.reason,
                 "latencyMs": round((time.perf_counter() - started) * 1000, 2)})
-        return _json({"error": e.reason, "message": str(e)}, e.status)
+        answer = _json({"error": e.reason, "message": str(e)}, e.status)
+        if e.status == 503:
+            answer.headers["Retry-After"] = BUSY_RETRY_AFTER
+        return answer
 
     @app.before_request
     def on_its_port() -> Response | None:
@@ -127,7 +136,9 @@ def create_app(settings: WebhookSettings) -> Flask:
             try:
                 body = _read_json(settings)
                 uid = body["request"]["uid"]
-            except (_Refused, KeyError, TypeError) as e:
+            except _Refused as e:
+                return _json({"error": e.reason, "message": str(e)}, e.status)
+            except (KeyError, TypeError) as e:
                 return _json({"error": "bad", "message": str(e)}, 400)
             return _json(review_response(uid, True), 200)
 
@@ -189,6 +200,10 @@ def _read_json(settings: WebhookSettings) -> Any:
     if length is not None and length > settings.max_body:
         raise _Refused(413, "body-too-large", f"body of {length} bytes is over the {settings.max_body}-byte limit")
     stream = request.environ["wsgi.input"]
+    if getattr(stream, "over_budget", False):
+        budget = request.environ.get("numaguard.body_budget")
+        raise _Refused(503, "busy", f"this worker holds its {budget}-byte budget of request bodies in flight; "
+                                    f"the body was not read: try again")
     try:
         data = stream.read(settings.max_body + 1 if length is None else length)
     except OSError:    # TimeoutError from the front (front.py): the body missed its deadline

@@ -20,6 +20,18 @@ does: no request was made. A response that leaves the request body unread (413, 
 `Connection: close`, and the connection is closed after the client's data is drained (a close
 with unread data would be a TCP reset, which can destroy the response before the client reads
 it). HTTP/1.1 is parsed by h11; the WSGI environ follows PEP 3333.
+
+Memory is bounded across connections, not only per request: a request head is at most
+MAX_HEAD_BYTES, a body at most `max_body`, and the bodies one worker holds at once, from the
+end of their head until their response is sent, at most `body_budget` bytes (`BodyBudget`).
+A body that would pass the budget is not read: the application answers 503 at once (with
+Retry-After), from the head alone. Bodies are read into one buffer of their declared length,
+handed to the application without a copy.
+
+At `max_connections` a connection is given up to make room (`_evict`): its task is cancelled,
+which ends it wherever it waits (the TLS handshake included) and closes its socket; it is
+counted (`dropped`) and logged in one line per `EVICTIONS_LOGGED_EVERY` seconds at most, with
+how many there were, never a traceback.
 """
 from __future__ import annotations
 
@@ -37,11 +49,14 @@ from urllib.parse import unquote_to_bytes
 import h11
 
 
-MAX_HEAD_BYTES = 64 * 1024         # request line and headers; the API server sends well under 2 KiB
+# A request head (request line, headers and the blank line ending them) of up to 64 KiB is
+# read; one byte more is a 431. The API server sends well under 2 KiB.
+MAX_HEAD_BYTES = 64 * 1024
 CLOSE_LINGER_SECONDS = 2.0         # draining a closing connection's unread data, at most
 DRAIN_MAX_BYTES = 16 * 1024 * 1024  # and at most this much of a body refused for its size
 STOP_LINGER_SECONDS = 2.0          # a stopping worker keeps idle connections this long, at most
 READ_SIZE = 64 * 1024
+EVICTIONS_LOGGED_EVERY = 10.0      # seconds: connections given up are logged at most this often
 
 
 @dataclass(frozen=True)
@@ -67,30 +82,100 @@ class Listener:
     pool: Executor                                   # runs the application
 
 
-class _Body(io.BytesIO):
-    """`wsgi.input`: the body as received. When the body deadline passed first, reading it
-    raises TimeoutError (an OSError), which the application answers with 408."""
+class _Body(io.RawIOBase):
+    """`wsgi.input`: the body as received, in the buffer it was read into. Reading all of it
+    at once returns that buffer itself (a bytearray: json.loads takes it), so a 5 MiB review
+    is not copied. When the body deadline passed first, reading raises TimeoutError (an
+    OSError), which the application answers with 408. `over_budget`: the body was not read, as
+    it would have passed the worker's body budget (the application answers 503)."""
 
-    def __init__(self, data: bytes, timed_out: bool) -> None:
-        super().__init__(data)
-        self.timed_out = timed_out
+    def __init__(self, data: bytes | bytearray, timed_out: bool, *, over_budget: bool = False) -> None:
+        super().__init__()
+        self.data, self.timed_out, self.over_budget = data, timed_out, over_budget
+        self.position = 0
 
-    def read(self, size: int | None = -1) -> bytes:
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes | bytearray:
         if self.timed_out:
             raise TimeoutError("the request body did not arrive in time")
-        return super().read(size)
+        end = len(self.data) if size is None or size < 0 else min(len(self.data), self.position + size)
+        if self.position == 0 and end == len(self.data):
+            chunk = self.data
+        else:
+            chunk = bytes(memoryview(self.data)[self.position:end])
+        self.position = end
+        return chunk
+
+    def readinto(self, buffer) -> int:
+        chunk = self.read(len(buffer))
+        buffer[:len(chunk)] = chunk
+        return len(chunk)
+
+
+@dataclass
+class BodyBudget:
+    """The bytes of request bodies one worker holds at once: each body from the end of its
+    head (its declared length is taken then) until its response is sent. One per worker; only
+    its event loop's thread touches it."""
+    limit: int
+    held: int = 0
+
+    def take(self, size: int) -> bool:
+        if self.held + size > self.limit:
+            return False
+        self.held += size
+        return True
+
+    def give(self, size: int) -> None:
+        self.held -= size
+
+
+class _Tally:
+    """Events logged at most once per `every` seconds, each line saying how many there were:
+    the first at once, the rest when the period ends."""
+
+    def __init__(self, log: logging.Logger, message: str, every: float = EVICTIONS_LOGGED_EVERY) -> None:
+        self.log, self.message, self.every = log, message, every
+        self.count = 0
+        self.flushing: asyncio.TimerHandle | None = None
+
+    def add(self) -> None:
+        self.count += 1
+        if self.flushing is None:
+            self._flush()
+
+    def close(self) -> None:
+        """Log what is counted and not yet said (the worker is stopping)."""
+        if self.flushing is not None:
+            self.flushing.cancel()
+        if self.count:
+            self.log.warning(self.message, self.count, self.every)
+        self.count, self.flushing = 0, None
+
+    def _flush(self) -> None:
+        if not self.count:
+            self.flushing = None
+            return
+        self.log.warning(self.message, self.count, self.every)
+        self.count = 0
+        self.flushing = asyncio.get_running_loop().call_later(self.every, self._flush)
 
 
 class Front:
     """Serves the connections of one worker (one asyncio loop)."""
 
-    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int, max_connections: int = 1024,
+    def __init__(self, app: Callable, timeouts: Timeouts, max_body: int, body_budget: int, max_connections: int = 1024,
                  dropped: Callable[[str, str], None] = lambda role, reason: None,
                  log: logging.Logger | None = None) -> None:
         self.app, self.timeouts, self.max_body = app, timeouts, max_body
         self.max_connections = max_connections
+        self.budget = BodyBudget(body_budget)
         self.dropped = dropped                  # (role, reason): a connection closed without a request
         self.log = log or logging.getLogger("numaguard.webhook.front")
+        self._given_up: dict[tuple[str, str], _Tally] = {}
+        self._evicted: set[asyncio.Task] = set()
         self.tasks: set[asyncio.Task] = set()
         self.stopping = False
         self._idle: set[asyncio.Timeout] = set()
@@ -107,6 +192,8 @@ class Front:
         idle kept-alive connections are closed within STOP_LINGER_SECONDS (a review that
         arrives meanwhile is answered, not dropped)."""
         self.stopping = True
+        for tally in self._given_up.values():
+            tally.close()
         deadline = asyncio.get_running_loop().time() + STOP_LINGER_SECONDS
         for timer in self._idle:
             when = timer.when()
@@ -117,7 +204,7 @@ class Front:
                          listener: Listener) -> None:
         task, role = asyncio.current_task(), listener.role
         if self._open.get(role, 0) >= self.max_connections and not self._evict(role):
-            self.dropped(role, "over-capacity")      # every connection is busy with a request
+            self._give_up(role, "over-capacity")     # every connection is busy with a request
             writer.transport.abort()
             return
         self.tasks.add(task)
@@ -125,27 +212,53 @@ class Front:
         self._unproven.setdefault(role, {})[task] = writer
         try:
             await self._serve(reader, writer, listener)
+        except asyncio.CancelledError:
+            if task not in self._evicted:
+                raise                    # the worker is stopping
         except Exception:        # a bug here must cost one connection, never the worker
             self.log.exception("connection on the %s port failed", role)
         finally:
             self.tasks.discard(task)
+            self._evicted.discard(task)
             self._open[role] -= 1
             self._unproven[role].pop(task, None)
             self._waiting.get(role, {}).pop(task, None)
-            if not writer.is_closing():
+            # writer.transport is None when the connection was lost as its TLS handshake ended
+            # (asyncio's start_tls then sets none)
+            if writer.transport is not None and not writer.transport.is_closing():
                 writer.transport.abort()
 
     def _evict(self, role: str) -> bool:
-        """At max_connections: close the oldest connection that has not sent a whole request
+        """At max_connections: give up the oldest connection that has not sent a whole request
         yet (a slow client: the API server's requests arrive in milliseconds), else the oldest
-        idle kept-alive one. False when every connection is in the middle of a request."""
+        idle kept-alive one. False when every connection is in the middle of a request.
+
+        Its task is cancelled rather than its socket closed under it: that ends the task
+        wherever it waits, the TLS handshake included (asyncio's start_tls, whose transport
+        vanished under it, used to fail with an AttributeError and a traceback), and the task
+        closes its socket."""
         for group in (self._unproven.get(role), self._waiting.get(role)):
             if group:
-                writer = group.pop(next(iter(group)))
-                self.dropped(role, "evicted")
-                writer.transport.abort()
+                task = next(iter(group))
+                del group[task]
+                self._evicted.add(task)
+                task.cancel()
+                self._give_up(role, "evicted")
                 return True
         return False
+
+    def _give_up(self, role: str, reason: str) -> None:
+        """A connection closed to stay within max_connections: counted, and logged in one line
+        per period with how many."""
+        self.dropped(role, reason)
+        key = (role, reason)
+        if key not in self._given_up:
+            what = "given up for newer ones" if reason == "evicted" else "refused (every one busy with a request)"
+            self._given_up[key] = _Tally(self.log, f"%d connection(s) on the {role} port {what} within %.0f s, to stay "
+                                                   f"within --max-connections {self.max_connections} (slow or idle "
+                                                   "clients; numaguard_webhook_connections_dropped_total"
+                                                   f"{{reason=\"{reason}\"}})")
+        self._given_up[key].add()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                      listener: Listener) -> None:
@@ -183,29 +296,41 @@ class Front:
             if request is None:
                 return
             first = False
-            body = await self._read_body(conn, reader, writer, request)
-            if body is None:              # the client went away mid-body
-                writer.transport.abort()
-                return
-            self._unproven[listener.role].pop(asyncio.current_task(), None)
-            environ = _environ(request, body, listener, peer, client_cert)
-            loop = asyncio.get_running_loop()
-            status, headers, payload = await loop.run_in_executor(listener.pool, self._call_app, environ)
-            close = self.stopping or conn.their_state is not h11.DONE
-            if close:
-                headers = [(k, v) for k, v in headers if k.lower() != "connection"] + [("Connection", "close")]
-            if not await self._send(conn, writer, status, headers, payload):
-                return
+            held = [0]                    # body bytes taken from the budget, given back below
+            try:
+                body = await self._read_body(conn, reader, writer, request, held)
+                if body is None:              # the client went away mid-body
+                    writer.transport.abort()
+                    return
+                self._unproven[listener.role].pop(asyncio.current_task(), None)
+                environ = _environ(request, body, listener, peer, client_cert)
+                environ["numaguard.body_budget"] = self.budget.limit
+                loop = asyncio.get_running_loop()
+                status, headers, payload = await loop.run_in_executor(listener.pool, self._call_app, environ)
+                del environ
+                body.data = b""
+                close = self.stopping or conn.their_state is not h11.DONE
+                if close:
+                    headers = [(k, v) for k, v in headers if k.lower() != "connection"] + [("Connection", "close")]
+                if not await self._send(conn, writer, status, headers, payload):
+                    return
+            finally:
+                self.budget.give(held[0])
             if conn.our_state is h11.MUST_CLOSE or close:
-                # A body refused for its size may still be on its way: take it in before the
-                # close, so the client that sends it all before reading gets the 413 too.
+                # A body refused for its size, or for the budget, may still be on its way: take
+                # it in (and drop it) before the close, so the client that sends it all before
+                # reading gets the answer too.
                 await self._close(reader, writer, drain=conn.their_state is not h11.DONE and not body.timed_out)
                 return
             conn.start_next_cycle()
 
     async def _read_head(self, conn: h11.Connection, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter, listener: Listener, first: bool) -> h11.Request | None:
-        if not first and not conn.trailing_data[0]:
+        """The next request's head, at most MAX_HEAD_BYTES: no more than one byte past it is
+        ever buffered (h11 refuses an unfinished head longer than that), and a finished one
+        longer than that is refused too. None when the connection is done."""
+        buffered = len(conn.trailing_data[0])      # a kept-alive client's next request, sent early
+        if not first and not buffered:
             # Kept alive: wait for the next request's first bytes (idle timeout).
             try:
                 async with asyncio.timeout(self.timeouts.idle if not self.stopping else STOP_LINGER_SECONDS) as timer:
@@ -213,7 +338,7 @@ class Front:
                     waiting = self._waiting.setdefault(listener.role, {})
                     waiting[asyncio.current_task()] = writer
                     try:
-                        data = await reader.read(READ_SIZE)
+                        data = await reader.read(MAX_HEAD_BYTES + 1)
                     finally:
                         self._idle.discard(timer)
                         waiting.pop(asyncio.current_task(), None)
@@ -223,11 +348,14 @@ class Front:
             except (OSError, ssl.SSLError):
                 return None
             conn.receive_data(data)
+            buffered = len(data)
         try:
             async with asyncio.timeout(self.timeouts.header):
                 event = conn.next_event()
                 while event is h11.NEED_DATA:
-                    conn.receive_data(await reader.read(READ_SIZE))
+                    data = await reader.read(max(1, MAX_HEAD_BYTES + 1 - buffered))
+                    conn.receive_data(data)
+                    buffered += len(data)
                     event = conn.next_event()
         except TimeoutError:
             self.dropped(listener.role, "header-timeout")
@@ -235,10 +363,16 @@ class Front:
             return None
         except h11.RemoteProtocolError as e:
             self.dropped(listener.role, "malformed-request")
-            await self._refuse(writer, e.error_status_hint, str(e))
+            too_large = e.error_status_hint == 431
+            await self._refuse(writer, e.error_status_hint, _HEAD_TOO_LARGE if too_large else str(e))
             await self._close(reader, writer, drain=True)     # the rest of a head too large may be on its way
             return None
         except (OSError, ssl.SSLError):
+            return None
+        if isinstance(event, h11.Request) and buffered - len(conn.trailing_data[0]) > MAX_HEAD_BYTES:
+            self.dropped(listener.role, "malformed-request")
+            await self._refuse(writer, 431, _HEAD_TOO_LARGE)
+            await self._close(reader, writer, drain=True)
             return None
         if isinstance(event, h11.Request):
             return event
@@ -246,16 +380,24 @@ class Front:
         return None
 
     async def _read_body(self, conn: h11.Connection, reader: asyncio.StreamReader,
-                         writer: asyncio.StreamWriter, request: h11.Request) -> _Body | None:
-        """The whole body, or as much as arrived before the body deadline, or an empty one when
+                         writer: asyncio.StreamWriter, request: h11.Request, held: list[int]) -> _Body | None:
+        """The whole body, or as much as arrived before the body deadline; an empty one when
         Content-Length is already over the limit (the application answers 413 from the header
-        alone). None when the client closed the connection mid-body."""
+        alone) or when the body would pass the worker's body budget (503). `held[0]`: the
+        bytes taken from the budget, for the caller to give back. None when the client closed
+        the connection mid-body."""
         length = _content_length(request)
         if length is not None and length > self.max_body:
             return _Body(b"", timed_out=False)
+        if length is not None:
+            if not self.budget.take(length):
+                return _Body(b"", timed_out=False, over_budget=True)
+            held[0] = length
         if conn.client_is_waiting_for_100_continue:
             writer.write(conn.send(h11.InformationalResponse(status_code=100, headers=[])))
-        chunks: list[bytes] = []
+        # One buffer of the declared length (no list of chunks joined at the end: that held
+        # the body twice); a chunked body grows its own, within the budget as it comes.
+        data = bytearray(length) if length is not None else bytearray()
         received = 0
         try:
             async with asyncio.timeout(self.timeouts.body):
@@ -264,8 +406,15 @@ class Front:
                     if event is h11.NEED_DATA:
                         conn.receive_data(await reader.read(READ_SIZE))
                     elif isinstance(event, h11.Data):
-                        chunks.append(bytes(event.data))
-                        received += len(event.data)
+                        size = len(event.data)
+                        if length is not None:
+                            data[received:received + size] = event.data
+                        elif not self.budget.take(size):
+                            return _Body(b"", timed_out=False, over_budget=True)
+                        else:
+                            held[0] += size
+                            data += event.data
+                        received += size
                         if received > self.max_body:     # a chunked body over the limit: 413
                             break
                     elif isinstance(event, h11.EndOfMessage):
@@ -273,12 +422,12 @@ class Front:
                     else:
                         return None
         except TimeoutError:
-            return _Body(b"".join(chunks), timed_out=True)
+            return _Body(data[:received], timed_out=True)
         except h11.RemoteProtocolError:
             return None
         except (OSError, ssl.SSLError):
             return None
-        return _Body(b"".join(chunks), timed_out=False)
+        return _Body(data, timed_out=False)
 
     def _call_app(self, environ: dict[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
         """Run the WSGI application to completion (on the pool's thread)."""
@@ -354,6 +503,9 @@ class Front:
                 await writer.wait_closed()
         except (TimeoutError, OSError, ssl.SSLError):
             writer.transport.abort()
+
+
+_HEAD_TOO_LARGE = f"the request head (request line and headers) is over {MAX_HEAD_BYTES:,} bytes"
 
 
 def _content_length(request: h11.Request) -> int | None:

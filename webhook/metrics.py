@@ -50,6 +50,9 @@ class Metrics:
         self.cache_bytes = Gauge(
             "numaguard_webhook_cache_bytes", "Bytes held by the findings caches (summed over live workers; "
             "each worker's is bounded by webhook.cacheBytes).", registry=registry, multiprocess_mode="livesum")
+        self.cache_budget = Gauge(
+            "numaguard_webhook_cache_budget_bytes", "What the findings caches may hold (webhook.cacheBytes per "
+            "worker, summed over live workers).", registry=registry, multiprocess_mode="livesum")
         self.cache_entries = Gauge(
             "numaguard_webhook_cache_entries", "Objects whose findings the caches hold (summed over live workers).",
             registry=registry, multiprocess_mode="livesum")

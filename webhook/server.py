@@ -28,7 +28,7 @@ from gunicorn.arbiter import Arbiter
 from gunicorn.errors import HaltServer
 
 from numaguard.webhook.front import Timeouts
-from numaguard.webhook.settings import MAX_BODY_BYTES
+from numaguard.webhook.settings import BODY_BUDGET_BYTES, MAX_BODY_BYTES
 
 
 class ServeError(RuntimeError):
@@ -52,6 +52,7 @@ class ServeOptions:
     client_ca: str | None = None
     tls_min_version: str = "1.2"
     max_body: int = MAX_BODY_BYTES
+    body_budget: int = BODY_BUDGET_BYTES  # request bodies held at once, per worker (front.BodyBudget)
     max_connections: int = 1024           # per worker and port (front.Front)
 
     def addresses(self) -> list[str]:
@@ -65,9 +66,14 @@ class ServeOptions:
         client = f"required, signed by {self.client_ca}" if self.client_ca else "not required"
         return (f"numaguard webhook: reviews on {review}/validate, probes on {probe} (/healthz, /readyz, "
                 f"/metrics); TLS {self.tls_min_version}+ (AEAD suites only); client certificate {client}; "
-                f"{self.workers} workers x {self.threads} threads, {self.max_connections} connections each per port; "
+                f"{self.workers} workers x {self.threads} threads, {self.max_connections} connections each per port, "
+                f"request bodies up to {_mib(self.max_body)} each and {_mib(self.body_budget)} at once; "
                 f"timeouts: handshake {t.handshake:g}s, "
                 f"header {t.header:g}s, body {t.body:g}s, idle {t.idle:g}s, write {t.write:g}s")
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:g} MiB"
 
 
 def resolve_options(given: dict[str, Any]) -> ServeOptions:

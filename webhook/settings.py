@@ -8,7 +8,17 @@ from typing import Any, TextIO
 
 from numaguard.webhook.decide import Policy
 
-MAX_BODY_BYTES = 5 * 1024 * 1024     # the API server's own request limit is 3 MiB of object
+# One review's body. Every legitimate review fits: an UPDATE carries the object and its old
+# version, each at most what etcd stores (1.5 MiB: etcd's --max-request-bytes default,
+# server/embed/config.go DefaultMaxRequestBytes, etcd-io/etcd@286a34ad), so 3 MiB of objects
+# plus the review's envelope (uid, kinds, userInfo, options: a few KiB); the API server takes
+# request bodies of up to 3 MiB of JSON for the same reason (k8s.io/apiserver pkg/server
+# config.go MaxRequestBodyBytes, kubernetes@8921bcdb). 5 MiB leaves room for JSON's escapes.
+MAX_BODY_BYTES = 5 * 1024 * 1024
+# The bodies one worker holds at once (front.BodyBudget): six reviews of the largest size, or
+# thousands of ordinary ones (a few KiB each). What it costs is measured in
+# tests/bench/bench_webhook_bodies.py and sizes the Deployment's memory limit.
+BODY_BUDGET_BYTES = 32 * 1024 * 1024
 BODY_TIMEOUT_SECONDS = 5.0           # a client that stops mid-body is dropped after this
 
 

@@ -29,6 +29,30 @@ PROBE_THREADS = 2
 TLS_RECORD_BYTES = 16 * 1024 + 256       # a TLS record's plaintext, with room for its overhead
 
 
+M_MMAP_THRESHOLD = -3                    # glibc malloc.h
+MMAP_THRESHOLD_BYTES = 128 * 1024        # glibc's own initial threshold (DEFAULT_MMAP_THRESHOLD_MIN)
+
+
+def return_large_blocks() -> bool:
+    """Give large blocks (request bodies, their decoded text) back to the kernel when freed.
+
+    glibc's malloc serves a block of at least the mmap threshold (128 KiB) with its own
+    mmap, unmapped on free; but the first time such a block is freed it raises the threshold
+    to that block's size (up to 32 MiB: the "dynamic mmap threshold", malloc/malloc.c), so
+    every later 5 MiB body comes from the heap, which a burst of bodies fragments and which is
+    not returned: the workers stayed at their peak after a burst. Setting the threshold turns
+    the dynamic adjustment off (mallopt(3)). A no-op where the C library is not glibc (musl
+    serves large blocks with mmap always). Returns whether it was set."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        return bool(libc.gnu_get_libc_version and libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
+    except (OSError, AttributeError):
+        return False
+
+
 class FrontWorker(Worker):
     """gunicorn `worker_class`; the application object (server._WebhookApplication) carries
     the options and the serving certificate."""
@@ -40,6 +64,7 @@ class FrontWorker(Worker):
         # (RFC 8446 section 5.1), so a buffer of one record loses nothing. Measured in
         # tests/bench/bench_webhook.py (server RSS while held).
         asyncio.sslproto.SSLProtocol.max_size = TLS_RECORD_BYTES
+        return_large_blocks()
         asyncio.run(self._main())
 
     async def _main(self) -> None:
@@ -52,7 +77,7 @@ class FrontWorker(Worker):
         loop.add_signal_handler(signal.SIGTERM, stopped.set)
         for quick in (signal.SIGINT, signal.SIGQUIT):
             loop.add_signal_handler(quick, lambda: (graceful.clear(), stopped.set()))
-        front = Front(self.wsgi, options.timeouts, options.max_body, options.max_connections,
+        front = Front(self.wsgi, options.timeouts, options.max_body, options.body_budget, options.max_connections,
                       dropped=dropped_connections(), log=self.log)
         pools = {REVIEW: ThreadPoolExecutor(options.threads, thread_name_prefix="review"),
                  PROBE: ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="probe")}

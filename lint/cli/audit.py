@@ -2,7 +2,7 @@
 
     numaguard audit [--kubeconfig FILE] [--context NAME] [-n NAMESPACE] [-l NODE_SELECTOR]
                     [--config FILE] [--format FMT]... [--output FILE]... [--fail-on ...]
-                    [--request-timeout 10s]
+                    [--request-timeout 10s] [--timeout DURATION]
 
 Problems reading part of the cluster (an RBAC denial, a node whose kubelet does not answer, a
 list page that keeps failing) are one line each on stderr and the audit goes on; the reports
@@ -56,13 +56,17 @@ class Duration(click.ParamType):
 @click.option("--page-size", type=click.IntRange(1, 10000), default=500, show_default=True,
               help="Objects per list request (the API server's limit/continue chunking).")
 @click.option("--request-timeout", type=Duration(), default="10s", show_default=True,
-              help="How long one API request may take (a kubelet's configz through the node "
-                   "proxy is not retried after a timeout).")
+              help="How long one API request may take, and how long its retries may wait on the "
+                   "server's Retry-After in all (a kubelet's configz through the node proxy is not "
+                   "retried after a timeout).")
+@click.option("--timeout", "deadline", type=Duration(),
+              help="The audit's own deadline (e.g. 20m): what is not read by then is reported as "
+                   "not read (exit 3), with everything read before it. Default: none.")
 @click.option("--snapshot", "snapshot_path", type=click.Path(dir_okay=False),
               help="Also write what was read (nodes, their kubelet configurations and NodeResourceTopologies, "
                    "the pods bound to them) to this file, for `numaguard plan --from-audit`.")
 def audit(kubeconfig, context, namespace, node_selector, config_path, formats, outputs, fail_on,
-          select, ignore, show_suppressed, workers, page_size, request_timeout, snapshot_path) -> None:
+          select, ignore, show_suppressed, workers, page_size, request_timeout, deadline, snapshot_path) -> None:
     """Audit the live node pool: kubelet configurations, pods, rejections, NUMA occupancy."""
     from numaguard.lint.cluster.api import ClusterError, connect
     from numaguard.lint.cluster.audit import audit as run_audit
@@ -77,6 +81,7 @@ def audit(kubeconfig, context, namespace, node_selector, config_path, formats, o
         collect = Collector()
     try:
         cluster = connect(kubeconfig, context, page_size=page_size, request_timeout=request_timeout)
+        cluster.set_deadline(deadline)
         result, report, _timing = run_audit(cluster, namespace=namespace, node_selector=node_selector,
                                             config=config, selection=selection, workers=workers,
                                             progress=line, collect=collect)

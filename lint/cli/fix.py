@@ -19,7 +19,7 @@ import click
 
 from numaguard.lint.fixing import (MISSING, FilePlan, FixSettings, LeftAlone, plan_file, rewrite_problem,
                                    unplanned_change)
-from numaguard.lint.load.documents import load_text
+from numaguard.lint.load.documents import LoadError, load_text
 from numaguard.lint.model import dotted_path
 
 
@@ -52,6 +52,8 @@ def fix_file(path: str, settings: FixSettings) -> FileOutcome:
                                       f"{e.start}): numaguard fix rewrites only files it can read"))
         return outcome
     documents, errors = load_text(raw, path)
+    errors = errors + [LoadError(path, r.line, r.column, r.message(False))
+                       for d in documents for r in d.repeated_keys]
     if errors:
         # What follows a YAML syntax error is not read at all, and a document that cannot be
         # built (a repeated key) has no one meaning: the file is left as it is.

@@ -53,6 +53,22 @@ def certs(service: str, namespace: str, out: str, days: int, new_ca: bool, patch
         raise _Unusable(str(e)) from None
 
 
+class _Bytes(click.ParamType):
+    """A byte count: digits, or digits with Ki, Mi or Gi (as webhook.cacheBytes)."""
+    name = "bytes"
+
+    def convert(self, value, param, ctx) -> int:
+        from numaguard.lint.config import byte_count
+
+        try:
+            count = byte_count(value)
+        except ValueError:
+            count = 0
+        if count <= 0:
+            self.fail(f"{value!r} is not a byte count above zero (e.g. 32Mi, 33554432)", param, ctx)
+        return count
+
+
 def _seconds(name: str, default: float, what: str, top: float = 300) -> Callable:
     return click.option(f"--{name}-timeout", f"{name}_timeout", type=click.FloatRange(0.1, top),
                         help=f"Seconds {what} (config webhook.timeouts.{name}; default {default:g}).")
@@ -74,6 +90,9 @@ def _seconds(name: str, default: float, what: str, top: float = 300) -> Callable
 @click.option("--max-connections", default=1024, show_default=True, type=click.IntRange(16, 100_000),
               help="Open connections per worker and port; past it, the oldest one that has not sent a whole "
                    "request, else the oldest idle one, is closed.")
+@click.option("--body-budget", type=_Bytes(), metavar="BYTES",
+              help="Request bodies one worker holds at once (e.g. 32Mi, the default); a body that would "
+                   "pass it is answered 503 with Retry-After, unread.")
 @click.option("--shutdown-delay", default=5.0, show_default=True, type=click.FloatRange(0, 300),
               help="Seconds between SIGTERM (readiness turns false) and the graceful stop.")
 @click.option("--graceful-timeout", default=20, show_default=True, type=click.IntRange(1, 300),

@@ -39,7 +39,8 @@ from numaguard.lint.cluster import trim
 from numaguard.lint.cluster.api import CONFIGZ_BACKOFF, ApiError, Cluster, ClusterError, Unreachable, configz_retriable
 from numaguard.lint.cluster.judge import PodJudge, occupancies, representative_node
 from numaguard.lint.cluster.paging import ListFailed, ListStats, list_pages, prefetched
-from numaguard.lint.cluster.problems import PROXY, configz_error, count, grouped, list_unread, names
+from numaguard.lint.cluster.problems import PROXY, configz_error, count, grouped, list_unread, nodes_phrase
+from numaguard.lint.model import Unread, unread_phrases
 
 NRT_PATH = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
@@ -61,21 +62,22 @@ class Progress:
 
 @dataclass
 class ReadReport:
-    """What was read, what went wrong (`problems`, one line each) and what is missing
-    (`unread`: when not empty, the audit is incomplete)."""
+    """What was read, what went wrong (`problems`, one line each), what is missing (`unread`:
+    when not empty, the audit is incomplete) and the nodes deleted while it ran (`gone`)."""
     nodes: int = 0
     pods: int = 0
     templates: int = 0
     configs: int = 0
     problems: list[str] = field(default_factory=list)
-    unread: list[str] = field(default_factory=list)
+    unread: list[Unread] = field(default_factory=list)
+    gone: list[str] = field(default_factory=list)
 
     @property
     def incomplete(self) -> bool:
         return bool(self.unread)
 
     def summary_line(self) -> str:
-        return "audit incomplete: not read: " + "; ".join(self.unread)
+        return "audit incomplete: not read: " + "; ".join(unread_phrases(self.unread))
 
 
 @dataclass
@@ -116,6 +118,12 @@ class _Tracker:
         self.update(configz_done=done)
 
 
+# What a node's configz gives when the node was deleted after the nodes list was read: the
+# node proxy answers the API server's own 404 for the Node (pkg/registry/core/node/rest
+# proxy.go looks the node up first: `nodes "NAME" not found`).
+GONE = "gone"
+
+
 class _Configz:
     """The kubelet configurations, read in the background (`workers` at a time, in name order)."""
 
@@ -132,7 +140,11 @@ class _Configz:
             data = self.cluster.get_with_retries(f"/api/v1/nodes/{name}/proxy/configz", None,
                                                  backoff=CONFIGZ_BACKOFF, retriable=configz_retriable,
                                                  on_retry=failures.append)
-        except (ApiError, Unreachable) as exc:
+        except ApiError as exc:
+            if exc.is_not_found("nodes", name):
+                return GONE
+            return configz_error(exc, self.cluster.request_timeout, max(len(failures), 1))
+        except Unreachable as exc:
             return configz_error(exc, self.cluster.request_timeout, max(len(failures), 1))
         finally:
             self.tracker.finished(name)
@@ -203,6 +215,7 @@ class _NodeJudge:
         self.next = self.documents = 0
         self.configs: dict[str, dict] = {}
         self.failures: dict[str, str] = {}      # node -> what went wrong reading its configz
+        self.gone: list[str] = []               # nodes deleted after the nodes list was read
 
     def step(self, judge: PodJudge, *, wait: bool) -> None:
         """Judge the nodes whose configz has answered (all of them with `wait`), once the node
@@ -220,6 +233,10 @@ class _NodeJudge:
             if self.configz is not None and not wait and not self.configz.ready(name):
                 return
             found = self.configz.result(name) if self.configz is not None else None
+            self.next += 1
+            if found is GONE:
+                self.gone.append(name)
+                continue
             documents = []
             if isinstance(found, dict):
                 self.configs[name] = found
@@ -233,12 +250,11 @@ class _NodeJudge:
                                           ignores=frozenset()))
             self.linter.lint(documents)
             self.documents += len(documents)
-            self.next += 1
 
 
 def _read_list(cluster: Cluster, report: ReadReport, path: str, keep, *, what: str, noun: str,
                query=None, first: bool = False, consume: Callable | None = None,
-               consequence: str = "") -> tuple[list, bool]:
+               consequence: str = "", namespace: str | None = None) -> tuple[list, bool]:
     """Read a whole list; (its items, whether it was read whole). `consume(page)` takes each
     page instead of the list keeping the items; `consequence` is said when the list fails."""
     stats, items = ListStats(), []
@@ -259,7 +275,7 @@ def _read_list(cluster: Cluster, report: ReadReport, path: str, keep, *, what: s
                                "(410 Expired)")
     if failed is not None:
         _list_failed(cluster, report, failed, stats, what=what, noun=noun, first=first,
-                     consequence=consequence)
+                     consequence=consequence, namespace=namespace)
     retried = len(stats.failures) - (0 if complete else 1)
     if complete and retried:
         report.problems.append(f"the {what} list was read after {count(retried, 'retry', 'retries')} "
@@ -268,22 +284,29 @@ def _read_list(cluster: Cluster, report: ReadReport, path: str, keep, *, what: s
 
 
 def _list_failed(cluster: Cluster, report: ReadReport, failed: ListFailed, stats: ListStats, *,
-                 what: str, noun: str, first: bool, consequence: str = "") -> None:
+                 what: str, noun: str, first: bool, consequence: str = "", namespace: str | None = None) -> None:
     exc = failed.error
-    if isinstance(exc, ApiError) and exc.status == 401:
+    refused = isinstance(exc, ApiError) and exc.status == 401
+    if refused and not cluster.answered:
         raise ClusterError(f"the API server refused the credentials ({exc.line()}): the token "
                            "may have expired; log in again or refresh the kubeconfig")
-    if first and isinstance(exc, Unreachable) and not failed.pages:
+    if first and isinstance(exc, Unreachable) and not failed.pages and exc.kind != "deadline":
         where = f" ({cluster.server})" if cluster.server else ""
         raise ClusterError(f"cannot reach the API server{where}: {exc}")
     context = []
-    if len(stats.failures) > 1:
-        context.append(f"{len(stats.failures)} attempts")
+    # every retried failure was an attempt; so was the last one when it was not retriable
+    attempts = len(stats.failures) + (0 if stats.failures and stats.failures[-1] is exc else 1)
+    if attempts > 1:
+        context.append(f"{attempts} attempts")
     if failed.pages:
         context.append(f"page {failed.pages + 1}; {count(failed.items, noun)} read before it")
-    report.problems.append(f"cannot list {what}: {_error_line(exc)}"
-                           + (f" ({', '.join(context)})" if context else "") + consequence)
-    report.unread.append(list_unread(what, noun, failed.items))
+    if exc.gave_up:
+        context.append(exc.gave_up)
+    if refused:
+        consequence += ": the credentials were refused mid-audit; what was read before is reported"
+    line = f"cannot list {what}: {_error_line(exc)}" + (f" ({', '.join(context)})" if context else "") + consequence
+    report.problems.append(line)
+    report.unread.append(Unread(list_unread(what, noun, failed.items), line, namespace=namespace))
 
 
 def _error_line(exc: Exception) -> str:
@@ -363,6 +386,7 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
     started = time.perf_counter()
     config = config or Config()
     report, timing, tracker = ReadReport(), AuditTiming(), _Tracker(progress)
+    cluster.notify = report.problems.append
 
     tracker.update(phase="nodes")
     nodes, nodes_read = read_nodes(cluster, report, node_selector, config)
@@ -399,7 +423,7 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
 
         pods_path = f"/api/v1/namespaces/{namespace}/pods" if namespace else "/api/v1/pods"
         _, pods_read = _read_list(cluster, report, pods_path, trim.pod, what="pods", noun="pod",
-                                  consume=judge_page)
+                                  consume=judge_page, namespace=namespace)
         tracker.update(phase="kubelet configurations")
         began = time.perf_counter()
         representative.try_pick(judge, wait=True)
@@ -410,15 +434,21 @@ def _audit(cluster: Cluster, *, namespace, node_selector, config, selection, wor
     if not nodes_read and not nodes and not pods_read and not judge.pods:
         raise ClusterError("nothing could be read from the cluster: " + "; ".join(report.problems))
     configs, failures = node_judge.configs, node_judge.failures
+    if node_judge.gone:
+        report.gone = list(node_judge.gone)
+        report.problems.append(f"{nodes_phrase(report.gone)} no longer exist{'s' if len(report.gone) == 1 else ''}: "
+                               "deleted after the nodes list was read; not judged")
     if failures:
         report.problems.extend(grouped(failures))
-        report.unread.append(f"the kubelet configuration of {count(len(failures), 'node')} "
-                             f"({names(list(failures))})")
+        report.unread.extend(Unread(f"the kubelet configuration of node/{node}", why, nodes=(node,))
+                             for node, why in failures.items())
+    report.nodes -= len(report.gone)
     report.pods, report.configs, report.templates = judge.pods, len(configs), judge.templates
+    present = [n for n in nodes if n["metadata"].get("name") not in set(report.gone)]
     if collect is not None:
-        collect.nodes, collect.topologies, collect.configs = nodes, topologies, dict(configs)
-        collect.incomplete = list(report.unread)
-    result = _result(judge, node_judge, nodes, topologies, pods_note=None if pods_read else
+        collect.nodes, collect.topologies, collect.configs = present, topologies, dict(configs)
+        collect.incomplete = unread_phrases(report.unread)
+    result = _result(judge, node_judge, present, topologies, pods_note=None if pods_read else
                      "the pods list was not read completely: pods may be missing here")
     result.unread = list(report.unread)
     timing.judge_seconds = judging + time.perf_counter() - began

@@ -224,8 +224,11 @@ def representative_node(topologies: dict[str, dict], configs: dict[str, dict], n
 
 @dataclass
 class _Layouts:
-    """Topologies shared between nodes of one shape (a pool is homogeneous, or should be)."""
+    """Topologies shared between nodes of one shape (a pool is homogeneous, or should be), with
+    what reading each assumed (the CPU numbering of a NodeResourceTopology...), said on every
+    node of that shape."""
     by_key: dict[str, Any] = field(default_factory=dict)
+    assumed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def of(self, name: str, node: dict, nrt: dict | None, notes: list[str]) -> tuple[str, Any]:
         from numaguard.lint.k8s.quantity import parse_quantity
@@ -236,7 +239,9 @@ class _Layouts:
             key = json.dumps([nrt.get("zones"), nrt.get("apiVersion")], sort_keys=True, default=str)
             try:
                 if key not in self.by_key:
-                    self.by_key[key] = parse_node_resource_topology(nrt, f"nrt/{name}").topology
+                    described = parse_node_resource_topology(nrt, f"nrt/{name}")
+                    self.by_key[key], self.assumed[key] = described.topology, described.notes
+                notes.extend(self.assumed[key])
                 return key, self.by_key[key]
             except NodeError as exc:
                 notes.append(f"NodeResourceTopology unusable ({exc}); layout from capacity")

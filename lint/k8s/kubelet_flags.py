@@ -240,6 +240,16 @@ def normalise(name: str) -> str:
     return name.replace("_", "-")
 
 
+def field_of_flag(name: str) -> Path | None:
+    """The KubeletConfiguration field the flag `name` (without dashes) sets; None for a
+    command-line-only flag or an unknown one."""
+    name = normalise(name)
+    for spec in _CONFIG_FLAGS:
+        if spec.name == name:
+            return spec.field
+    return None
+
+
 def flag_name_for(field_path: Path) -> str | None:
     """`--cpu-manager-policy` for ("cpuManagerPolicy",) (also for deeper paths of a map field,
     e.g. ("featureGates", "X") -> `--feature-gates`); None when no flag sets the field."""
@@ -454,5 +464,5 @@ def _set(data: dict, path: Path, value: Any) -> None:
 
 
 __all__ = ["FlagSpec", "FlagArg", "FlagProblem", "ParsedFlags", "FLAGS", "REMOVED_FLAGS",
-           "EXITING_FLAGS", "parse_flags", "flag_name_for", "flag_note", "normalise", "CONFIG_FLAG",
+           "EXITING_FLAGS", "parse_flags", "field_of_flag", "flag_name_for", "flag_note", "normalise", "CONFIG_FLAG",
            "CONFIG_DIR_FLAG"]

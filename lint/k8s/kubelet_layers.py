@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from numaguard.lint.k8s.kubelet_dropin import merge_patch, value_exists
 from numaguard.lint.k8s.kubelet_flags import ParsedFlags
-from numaguard.lint.model import Path
+from numaguard.lint.load.later_stages import LaterStage, not_judged, value_stage
+from numaguard.lint.load.skips import TEMPLATE
+from numaguard.lint.model import Path, Severity, Violation
 
 SELF = "self"                 # Place.document: the carrier's own document
 COMPANION = "companion"       # another document of the same file the carrier takes as its base
@@ -205,9 +207,25 @@ def parse_embedded(text: str, source: str) -> tuple[EmbeddedText | None, str | N
         error = errors[0]
         where = f"line {error.line}: " if error.line else ""
         return None, f"{where}{error.message}"
+    template = next((d.skip_detail for d in documents if d.skip == TEMPLATE), None)
+    if template is not None:
+        return None, f"it is {template} source, not YAML"
     return EmbeddedText(text, tuple(d.data for d in documents if d.data is not None)), None
 
 
+def unread_patch(place: Place, label: str, text: str, error: str | None, stages: Iterable[LaterStage],
+                 refusal: str) -> tuple[str, Place, Violation]:
+    """The notice for an embedded patch that does not parse: NG003 when the text holds an
+    expression of a later stage that renders it first (what the patch sets is then unknown),
+    else NG002 with the platform's `refusal` and the parser's `error`."""
+    found = value_stage(text, stages)
+    if found is not None:
+        stage, expression = found
+        return "NG003", place, Violation((), not_judged(label, stage, expression), severity=Severity.INFO,
+                                         remediation=stage.hint, rendered_by=stage.name)
+    return "NG002", place, Violation((), f"{refusal}: {error}")
+
+
 __all__ = ["Place", "EmbeddedText", "Layer", "LayeredSettings", "embedded_position", "merge_patch",
-           "apply_layer", "json_patch_touches", "parse_embedded", "judge_shown_only", "SHOWN_RULES", "SELF", "COMPANION", "MERGE",
+           "apply_layer", "json_patch_touches", "parse_embedded", "unread_patch", "judge_shown_only", "SHOWN_RULES", "SELF", "COMPANION", "MERGE",
            "STRATEGIC", "JSON6902", "REPLACE"]

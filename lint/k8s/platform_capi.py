@@ -25,13 +25,15 @@ import base64
 import gzip
 import posixpath
 import re
+from dataclasses import replace
 from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import JSON6902, MERGE, REPLACE, STRATEGIC, Layer, Place, json_patch_touches, \
-    parse_embedded
+    parse_embedded, unread_patch
 from numaguard.lint.k8s.platform_kubeadm import (KUBEADM_DEFAULTS, KUBEADM_SOURCE, kubeadm_node, read_extra_args,
                                                   runs_windows)
 from numaguard.lint.k8s.platforms import PlatformError, PlatformKubelet
+from numaguard.lint.load.later_stages import CAPI_FILE_TEMPLATE, CLOUD_INIT_JINJA, ENV_VARIABLE, LaterStage
 from numaguard.lint.model import Path, Severity, Violation
 
 # kind (of the groups numaguard.lint.k8s.platform_registry gives it) -> path of the
@@ -60,7 +62,13 @@ def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
             break
         if not isinstance(spec, dict):
             raise PlatformError(spec_path[:depth], f"{'.'.join(spec_path[:depth])} must be a mapping")
-    as_list = not api_version.endswith("/v1beta1")
+    # kubeletExtraArgs: a map of strings in v1alpha3 and v1alpha4 (kubeadm's v1beta1 types
+    # embedded, internal/api/bootstrap/kubeadm/v1alpha3/upstream_types.go :218,
+    # .../v1alpha4/kubeadm_types.go :212) and v1beta1 (api/bootstrap/kubeadm/v1beta1/
+    # kubeadm_types.go :285); a list of {name, value} in v1beta2 (v1beta2/kubeadm_types.go :395).
+    # (platform_registry.API_VERSIONS lets no other version reach this reader.)
+    as_list = api_version.endswith("/v1beta2")
+    stages = machine_stages(spec)
     if phases is None:
         phases = tuple(p for p in ("init", "join") if f"{p}Configuration" in spec) or ("join",)
     carriers: list[PlatformKubelet | PlatformError] = []
@@ -77,44 +85,32 @@ def capi_kubeadm(doc: dict) -> list[PlatformKubelet | PlatformError]:
             continue
         patches_dir = (section.get("patches") or {}).get("directory") if isinstance(section.get("patches"), dict) \
             else None
-        layers, notices, known = _patch_layers(spec, spec_path, patches_dir, where, phase)
-        args, unrendered = _rendered_args(args)
-        notices += unrendered
+        layers, notices, known = _patch_layers(spec, spec_path, patches_dir, where, phase, stages)
         fallback = Place(where if key in spec else spec_path)
         carrier = kubeadm_node(f"Cluster API {kind} ({'kubeadm init' if phase == 'init' else 'kubeadm join'})",
                                args, [Layer(KUBEADM_DEFAULTS, Place((), shown=False), REPLACE, label=KUBEADM_SOURCE)]
                                + layers, base_known=known, fallback=fallback, notices=notices,
-                               windows=runs_windows(registration))
+                               windows=runs_windows(registration), stages=stages)
         carriers.append(carrier)
     return carriers
 
 
-# A clusterctl template variable: `${NAME}`, `${NAME:=default}`, `${NAME:-default}` (clusterctl's
-# SimpleProcessor substitutes them with drone/envsubst before anything is applied,
-# cmd/clusterctl/client/yamlprocessor/simple_processor.go).
-_TEMPLATE_VARIABLE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[^}]*)\}")
+def machine_stages(spec: dict) -> tuple[LaterStage, ...]:
+    """What renders a machine's kubeadm strings before kubeadm reads them: clusterctl's
+    variables always (the template is rendered before it is applied); cloud-init's Jinja for the
+    default `format: cloud-config` (Cluster API starts that user data with `## template:
+    jinja`), but not for `format: ignition`, where a `{{ }}` reaches kubeadm as written."""
+    if spec.get("format") == "ignition":
+        return (ENV_VARIABLE,)
+    return (ENV_VARIABLE, CLOUD_INIT_JINJA)
 
 
-def _rendered_args(args: list) -> tuple[list, list]:
-    """The extra arguments whose value is known, and an info for each one whose value is a
-    clusterctl variable: its value is only known once the template is rendered, so it is not
-    judged (a literal `${NODE_FEATURE_GATES}` is what no kubelet ever receives)."""
-    known, notices = [], []
-    for arg in args:
-        variable = _TEMPLATE_VARIABLE.search(arg.value)
-        if variable is None:
-            known.append(arg)
-            continue
-        notices.append(("NG002", arg.place, Violation((), (
-            f"--{arg.name} takes its value from the clusterctl variable {variable.group(0)}, known only when "
-            f"the template is rendered (clusterctl generate cluster): not judged"), severity=Severity.INFO,
-            remediation="Lint the rendered cluster: `clusterctl generate cluster NAME --from FILE | numaguard lint -`.")))
-    return known, notices
-
-
-def _patch_layers(spec: dict, spec_path: Path, directory: Any, where: Path, phase: str) -> tuple[list, list, bool]:
+def _patch_layers(spec: dict, spec_path: Path, directory: Any, where: Path, phase: str,
+                  stages: tuple[LaterStage, ...]) -> tuple[list, list, bool]:
     """The kubeletconfiguration patches this phase reads from `files`, in kubeadm's order, and
-    warnings for patch files it never reads."""
+    warnings for patch files it never reads. A patch that only parses once a later stage has
+    rendered it is not judged (NG003) and leaves the configuration unknown; one that parses is
+    judged, and its values holding an expression are left to the engine (NG003 for each)."""
     files = spec.get("files") if isinstance(spec.get("files"), list) else []
     found: list[tuple[str, int, dict]] = []
     notices: list = []
@@ -156,10 +152,13 @@ def _patch_layers(spec: dict, spec_path: Path, directory: Any, where: Path, phas
                 f"{name}: numaguard cannot read this patch's content ({content_place.path[-1]}); the kubelet "
                 f"settings it makes are not judged"), severity=Severity.INFO, remediation=_PATCH_FIX)))
             continue
+        file_stages = ((CAPI_FILE_TEMPLATE,) if item.get("contentFormat") == "Template" else ()) + stages
         embedded, error = parse_embedded(text, "")
         if embedded is None:
-            notices.append(("NG002", content_place, Violation((), f"kubeadm cannot read {name}: {error}",
-                                                              remediation=_PATCH_FIX)))
+            notice = unread_patch(content_place, name, text, error, file_stages, f"kubeadm cannot read {name}")
+            known = known and notice[0] != "NG003"       # what a rendered patch sets is unknown
+            notices.append(notice if notice[0] == "NG003" else
+                           (notice[0], notice[1], replace(notice[2], remediation=_PATCH_FIX)))
             continue
         mode = _PATCH_MODES[match.group(4)]
         for j, data in enumerate(embedded.documents):
@@ -189,4 +188,4 @@ def _content(item: dict, path: Path) -> tuple[str | None, Place, bool]:
     return (content, place, True) if encoding == "" else (None, place, False)
 
 
-__all__ = ["capi_kubeadm", "SPEC_PATHS"]
+__all__ = ["capi_kubeadm", "machine_stages", "SPEC_PATHS"]

@@ -38,6 +38,7 @@ from numaguard.lint.k8s.quantity import parse_quantity
 from numaguard.lint.model import Path, Severity, Violation, items
 
 KUBELET: Path = ("spec", "kubelet")
+V1BETA1 = "karpenter.k8s.aws/v1beta1"
 USER_DATA: Path = ("spec", "userData")
 # kubeletconfiguration.go ParsedKubeletConfig: the fields Karpenter maps for every family.
 MANAGED_FIELDS = ("clusterDNS", "maxPods", "podsPerCore", "systemReserved", "kubeReserved", "evictionHard",
@@ -61,6 +62,17 @@ def ec2_node_class(doc: dict) -> Iterator[FlaggedKubelet | PlatformError]:
     spec = doc.get("spec")
     if not isinstance(spec, dict):
         return
+    if doc.get("apiVersion") == V1BETA1 and "kubelet" in spec:
+        # v1beta1's EC2NodeClassSpec has no kubelet field (pkg/apis/v1beta1/ec2nodeclass.go at
+        # 9c4c3c3b113c): the kubelet settings were the NodePool's (karpenter.sh/v1beta1
+        # spec.template.spec.kubelet); the API server prunes the unknown field.
+        yield PlatformError(KUBELET, f"{V1BETA1} has no spec.kubelet (it came with karpenter.k8s.aws/v1; in v1beta1 "
+                                     f"the kubelet settings are the NodePool's spec.template.spec.kubelet): the API "
+                                     f"server drops it and no node gets these settings", Severity.WARNING,
+                            "Move the settings to the NodePool (karpenter.sh/v1beta1 spec.template.spec.kubelet), "
+                            "or upgrade to karpenter.k8s.aws/v1.")
+        spec = {k: v for k, v in spec.items() if k != "kubelet"}
+        doc = {**doc, "spec": spec}
     try:
         kubelet = written_config(doc, KUBELET)
     except PlatformError as err:

@@ -31,9 +31,10 @@ from dataclasses import replace
 from typing import Any
 
 from numaguard.lint.k8s.kubelet_layers import (JSON6902, MERGE, REPLACE, Layer, Place, json_patch_touches,
-                                               parse_embedded)
+                                               parse_embedded, unread_patch)
 from numaguard.lint.k8s.platform_kubeadm import KUBELET_KIND, ExtraArg, kubeadm_node, read_extra_args
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
+from numaguard.lint.load.later_stages import VALUE_STAGES
 from numaguard.lint.model import Path, Severity, Violation
 
 KIND_SOURCE = "kind's generated kubeadm configuration (pkg/cluster/internal/kubeadm/config.go)"
@@ -82,7 +83,8 @@ def _patches(owner: dict, path: Path, problems: list) -> list[_Patch]:
             continue
         embedded, error = parse_embedded(text, "")
         if embedded is None:
-            problems.append(("NG002", place, Violation((), f"kind fails to parse this patch: {error}")))
+            problems.append(unread_patch(place, f"kubeadmConfigPatches[{i}]", text, error, VALUE_STAGES,
+                                         "kind fails to parse this patch"))
             continue
         out += [_Patch(d, Place(place.path, text=embedded, text_index=j)) for j, d in enumerate(embedded.documents)]
     patches = owner.get("kubeadmConfigPatchesJSON6902")

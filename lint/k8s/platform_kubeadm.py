@@ -31,11 +31,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
-from numaguard.lint.k8s.kubelet_flags import CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg, flag_note, parse_flags
+from numaguard.lint.k8s.carrier_support import RULE_SUBJECT
+from numaguard.lint.k8s.kubelet_flags import (CONFIG_DIR_FLAG, CONFIG_FLAG, FlagArg, field_of_flag, flag_note,
+                                              normalise, parse_flags)
 from numaguard.lint.k8s.kubelet_layers import (COMPANION, REPLACE, Layer, LayeredSettings, Place,
                                                judge_shown_only)
 from numaguard.lint.k8s.platform_registry import KUBELET_GROUP, KUBELET_KIND
 from numaguard.lint.k8s.platforms import KUBELET_API_VERSION, PlatformError, PlatformKubelet
+from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage, not_judged, value_stage
 from numaguard.lint.model import Severity, Violation
 
 KUBEADM_SOURCE = "kubeadm (cmd/kubeadm/app/componentconfigs/kubelet.go)"
@@ -143,12 +146,19 @@ def command_line(args: Iterable[ExtraArg]) -> list[FlagArg]:
 
 
 def kubeadm_node(platform: str, args: list[ExtraArg], layers: list[Layer], *, base_known: bool,
-                 fallback: Place, notices: list | None = None, windows: bool | None = False) -> PlatformKubelet:
+                 fallback: Place, notices: list | None = None, windows: bool | None = False,
+                 stages: tuple[LaterStage, ...] = VALUE_STAGES) -> PlatformKubelet:
     """The carrier of one kubeadm node: `layers` (the configuration kubeadm writes, as it comes
     together) with the extra arguments over them. `windows`: whether the node runs Windows
-    (`runs_windows`), which decides whether the Windows-only kubelet flags exist."""
-    flags = parse_flags(command_line(args), windows)
+    (`runs_windows`), which decides whether the Windows-only kubelet flags exist. `stages`: the
+    programs that render the node's strings before kubeadm reads them; an argument holding
+    one's expression is set aside (`rendered_args`) and the setting it makes is unknown."""
     notices = list(notices or [])
+    args, rendered, unknown = rendered_args(args, stages)
+    notices += rendered
+    if {CONFIG_FLAG, CONFIG_DIR_FLAG} & unknown:
+        base_known = False
+    flags = parse_flags(command_line(args), windows)
     for problem in flags.problems:
         notices.append(("NG002", problem.origin, Violation(
             (), problem.message, severity=None if problem.fatal else Severity.WARNING, remediation=FLAG_FIX)))
@@ -167,8 +177,40 @@ def kubeadm_node(platform: str, args: list[ExtraArg], layers: list[Layer], *, ba
     for place, message in settings.problems:
         notices.append(("NG002", place, Violation((), message)))
     adjusters = (_tell_flags,) if base_known else (judge_shown_only, _tell_flags)
+    if unknown:
+        adjusters = (_unknown_settings(unknown),) + adjusters
     return PlatformKubelet(platform, config, {}, (), fallback=fallback.path, settings=settings,
-                           notices=notices, base_known=base_known, adjusters=adjusters)
+                           notices=notices, base_known=base_known, adjusters=adjusters, later_stages=stages)
+
+
+def rendered_args(args: list[ExtraArg], stages: tuple[LaterStage, ...]) -> tuple[list[ExtraArg], list, set[str]]:
+    """(the arguments whose value is concrete, an NG003 notice for each one whose value holds an
+    expression of one of `stages`, the top-level settings those set: featureGates for
+    `--feature-gates=${GATES}`, or the flag's name for a command-line-only flag). No kubelet
+    ever receives the expression (a literal `${NODE_FEATURE_GATES}`, cloud-init's
+    `{{ ds.meta_data.instance_id }}`), so neither the argument nor what it sets is judged."""
+    known, notices, unknown = [], [], set()
+    for arg in args:
+        found = value_stage(arg.value, stages)
+        if found is None:
+            known.append(arg)
+            continue
+        stage, expression = found
+        notices.append(("NG003", arg.place, Violation((), not_judged(f"--{arg.name}", stage, expression),
+                                                      severity=Severity.INFO, remediation=stage.hint,
+                                                      rendered_by=stage.name)))
+        setting = field_of_flag(arg.name)
+        unknown.add(str(setting[0]) if setting else normalise(arg.name))
+    return known, notices, unknown
+
+
+def _unknown_settings(settings: set[str]):
+    """An adjuster dropping the findings about settings a rendered argument makes: their value
+    is not known here (a missing gate, a policy left at its default)."""
+    def adjust(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation | None:
+        subject = str(v.path[0]) if v.path else RULE_SUBJECT.get(rule_id)
+        return None if subject in settings else v
+    return adjust
 
 
 def _tell_flags(carrier: PlatformKubelet, rule_id: str, v: Violation) -> Violation:
@@ -219,5 +261,5 @@ def kubeadm_configuration(doc: dict) -> list[PlatformKubelet]:
     return [build(None)]
 
 
-__all__ = ["kubeadm_configuration", "kubeadm_node", "read_extra_args", "command_line", "ExtraArg", "runs_windows",
+__all__ = ["kubeadm_configuration", "kubeadm_node", "read_extra_args", "rendered_args", "command_line", "ExtraArg", "runs_windows",
            "KUBEADM_DEFAULTS", "KUBELET_KIND", "list_form"]

@@ -94,6 +94,7 @@ from numaguard.lint.k8s.openshift_base import (OPENSHIFT_GATES_FIX, auto_sizing_
                                                mco_refusals, openshift_resolve, rendered_profile,
                                                tell_cluster_gates)
 from numaguard.lint.k8s.quantity import format_bytes, parse_quantity
+from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage
 from numaguard.lint.model import NodeSelection, Path, Severity, Violation, existing_prefix, items
 
 KUBELET_API_VERSION = "kubelet.config.k8s.io/v1beta1"
@@ -116,10 +117,13 @@ PAO_SOURCE = "the Node Tuning Operator (components/kubeletconfig/kubeletconfig.g
 class PlatformError(ValueError):
     """A platform object whose kubelet part has the wrong shape (NG002); `path` is where."""
 
-    def __init__(self, path: Path, message: str) -> None:
+    def __init__(self, path: Path, message: str, severity: Severity | None = None,
+                 remediation: str | None = None) -> None:
         super().__init__(message)
         self.path = path
         self.message = message
+        self.severity = severity        # None: an error (the platform refuses the object)
+        self.remediation = remediation  # None: NG002's own
 
 
 @dataclass
@@ -162,6 +166,10 @@ class PlatformKubelet:
     # The kubelet's own version when the carrier pins it (a kind node's image), else None: the
     # run's target version. The kubelet rules judge the carrier for this version.
     kubernetes_version: tuple[int, int] | None = None
+    # The programs that render the carrier's strings before its platform reads them
+    # (numaguard.lint.load.later_stages): a finding on a value holding one of their expressions
+    # is NG003 instead. Cluster API's cloud-config machines add cloud-init's Jinja.
+    later_stages: tuple[LaterStage, ...] = VALUE_STAGES
     # Settings that come from other objects of the run (an OpenShift cluster's FeatureGate, a
     # HyperShift NodePool): `resolve(references)` gives the carrier with them
     # (numaguard.lint.references); `cluster_gates` says where the gates came from,

@@ -33,18 +33,18 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import yaml
 from yaml.events import DocumentEndEvent, StreamEndEvent, StreamStartEvent
 
 from numaguard.lint.load.files import CHECKPOINT_NAMES, STDIN_ARGUMENT, input_files
-from numaguard.lint.load import skips
+from numaguard.lint.load import later_stages, skips
 from numaguard.lint.model import value_kind
 from numaguard.lint.load.ignore_comments import ignores_by_document
-from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, DuplicateKeyError, EventBuilder,
-                                            NodeBuilder, PosDict, PosList, expanded_size,
+from numaguard.lint.load.yaml_build import (QUICK_LOADERS, DocumentError, EventBuilder,
+                                            NodeBuilder, PosDict, PosList, RepeatedKey, expanded_size,
                                             names_an_object, quick_loader_class)
 
 __all__ = ["Document", "LoadError", "PosDict", "PosList", "MAX_EXPANDED_NODES", "STDIN",
@@ -75,6 +75,9 @@ class Document:
     ignores: frozenset[str]     # rule ids from "# numaguard: ignore NG206, NG207" lines in it
     skip: str | None = None     # why it is not linted (`numaguard.lint.load.skips` reasons)
     skip_detail: str | None = None   # e.g. "a list", "Helm chart"
+    # keys given twice (the later value kept, as kubectl reads it): the engine reports them on a
+    # document it judges (NG001) and counts any other as REPEATED_KEY's not-kubernetes
+    repeated_keys: tuple[RepeatedKey, ...] = ()
 
 
 @dataclass
@@ -83,6 +86,8 @@ class LoadError:
     line: int | None
     column: int | None
     message: str
+    # where the construct the parser gave up on began (a simple key, a block mapping)
+    context: tuple[int, int] | None = field(default=None, compare=False)
 
 
 # --------------------------------------------------------------------------- loading text
@@ -94,7 +99,13 @@ def load_text(text: str | bytes, source: str, *, whole_file: bool = True) -> tup
     what a file is by its text (`_file_verdict`): a printf template, a text that is no object at
     all although it does not parse, a release manifest OpenShift deletes."""
     if isinstance(text, (bytes, bytearray, memoryview)):
-        decoded, error = _decode(bytes(text), source)
+        raw = bytes(text)
+        decoded, error = _decode(raw, source)
+        if whole_file and (error is not None or "\0" in decoded) and skips.binary_non_object(raw):
+            # a key or a certificate named .json: no text, no object (but a broken manifest
+            # that names apiVersion or kind stays NG001)
+            return [Document(source, 0, None, 1, _NO_IGNORES, skip=skips.NOT_KUBERNETES,
+                             skip_detail=skips.BINARY)], []
         if error is not None:
             return [], [error]
         text = decoded
@@ -105,8 +116,9 @@ def load_text(text: str | bytes, source: str, *, whole_file: bool = True) -> tup
         documents, starts, errors, parse_failed = _load_yaml(text, source, roots)
     except Exception as exc:                    # belt and braces: nothing escapes
         return [], [LoadError(source, None, None, f"cannot parse: {exc}")]
-    if skips.looks_templated(text, bool(errors)):
-        return [template_document(source)], []
+    stage = later_stages.template_stage(text, bool(errors))
+    if stage is not None:
+        return [template_document(source, stage)], []
     if parse_failed and text.lstrip()[:1] in ("{", "["):
         # JSON that YAML refuses (tabs, long keys, concatenated objects): read it as kubectl
         # does, as a stream of JSON values (k8s.io/apimachinery/pkg/util/yaml, YAMLOrJSONDecoder).
@@ -137,8 +149,9 @@ def _file_verdict(text: str, source: str, documents: list[Document], errors: lis
     """
     if parse_failed == SYNTAX and os.path.basename(source) not in CHECKPOINT_NAMES:   # NG406 judges those
         error = errors[-1]
-        if skips.placeholder_at(text, error.line, error.column):
-            return [template_document(source)]
+        stage = later_stages.placeholder_stage(text, (error.line, error.column), error.context or (None, None))
+        if stage is not None:
+            return [template_document(source, stage)]
         detail = skips.unparsed_non_object(text)
         if detail is not None:
             return [Document(source, 0, None, 1, _NO_IGNORES, skip=skips.NOT_KUBERNETES, skip_detail=detail)]
@@ -148,9 +161,10 @@ def _file_verdict(text: str, source: str, documents: list[Document], errors: lis
     return None
 
 
-def template_document(source: str) -> Document:
-    """The one Document standing for a template file (Helm, Jinja): skipped, counted."""
-    return Document(source, 0, None, 1, _NO_IGNORES, skip=skips.TEMPLATE)
+def template_document(source: str, stage: later_stages.LaterStage) -> Document:
+    """The one Document standing for a template file (Helm, Jinja, a file with placeholders):
+    skipped, counted by the stage that renders it (`skip_detail`)."""
+    return Document(source, 0, None, 1, _NO_IGNORES, skip=skips.TEMPLATE, skip_detail=stage.name)
 
 
 def looks_plain(text: str) -> bool:
@@ -192,16 +206,9 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
             try:
                 if may_alias:
                     expanded_size(root, MAX_EXPANDED_NODES)
-                data = NodeBuilder(loader, may_alias).construct(root)
+                builder = NodeBuilder(loader, may_alias)
+                data = builder.construct(root)
             except DocumentError as exc:
-                if isinstance(exc, DuplicateKeyError) and not names_an_object(root):
-                    # no apiVersion, no kind (an LVM JSON report, a Helm values.yaml): not an
-                    # object, so not one the API server refuses; skipped as any such mapping
-                    line = _mark(root)[0]
-                    documents.append(Document(source, position, None, line, _NO_IGNORES,
-                                              skip=skips.NOT_KUBERNETES, skip_detail=REPEATED_KEY))
-                    starts.append(line - 1)
-                    continue
                 mark = exc.mark
                 errors.append(LoadError(source, mark.line + 1 if mark else None,
                                         mark.column + 1 if mark else None, exc.message))
@@ -214,8 +221,18 @@ def _load_yaml(text: str, source: str, roots: list[Any] | None
             except Exception as exc:                    # PyYAML's constructors, bad explicit tags
                 errors.append(_construct_error(exc, source, root))
                 continue
+            if builder.repeated and not names_an_object(root):
+                # no apiVersion, no kind (an LVM JSON report, a Helm values.yaml): not an
+                # object, so not one the API server refuses; skipped as any such mapping
+                line = _mark(root)[0]
+                documents.append(Document(source, position, None, line, _NO_IGNORES,
+                                          skip=skips.NOT_KUBERNETES, skip_detail=REPEATED_KEY))
+                starts.append(line - 1)
+                continue
             if data is not None:                          # None: an empty document (`---` alone)
                 _keep(data, position, _mark(root), source, documents, starts, errors)
+                if builder.repeated and documents and documents[-1].data is data:
+                    documents[-1].repeated_keys = tuple(builder.repeated)
     except Exception as exc:       # YAMLError, RecursionError (Python parser), encoding errors
         errors.append(_yaml_error(exc, source, text, byte_offsets))
         return documents, starts, errors, _failure(exc)
@@ -390,7 +407,9 @@ def _yaml_error(exc: Exception, source: str, text: str, byte_offsets: bool = Fal
         message = ": ".join(parts) or "invalid YAML"
         if mark is None:
             return LoadError(source, None, None, message)
-        return LoadError(source, mark.line + 1, mark.column + 1, message)
+        context = exc.context_mark
+        return LoadError(source, mark.line + 1, mark.column + 1, message,
+                         (context.line + 1, context.column + 1) if context is not None else None)
     if isinstance(exc, RecursionError):
         return LoadError(source, None, None, "document nests too deeply")
     if isinstance(exc, UnicodeEncodeError):       # text (not bytes) with a lone surrogate
@@ -427,7 +446,7 @@ def load_file(file_path: str) -> tuple[str, list[Document], list[LoadError]]:
         documents, errors = load_text(raw, STDIN)
         return STDIN, documents, errors
     if skips.is_helm_template(file_path):
-        return file_path, [template_document(file_path)], []
+        return file_path, [template_document(file_path, later_stages.HELM)], []
     if os.path.islink(file_path) and not os.path.exists(file_path):
         # a symlink to nothing (a moved or deleted target): no file, so no object and no
         # error; skipped, counted, and named in a note with where it points

@@ -16,6 +16,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from numaguard.lint.load.later_stages import placeholder_stage, template_stage
+
 NOT_KUBERNETES = "not-kubernetes"    # a list, no `kind`, Chart.yaml, kustomization.yaml, ...
 TEMPLATE = "template"                # Helm or Jinja source: lint what it renders
 PATCH = "patch"                      # a kustomize patch or a `$patch: delete` document
@@ -31,44 +33,15 @@ KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 _PATCH_FIELDS = ("patches", "patchesStrategicMerge", "patchesJson6902")
 _ANCESTORS_SEARCHED = 4              # kustomizations reach patches as `x.yaml`, `patches/x.yaml`, `../x.yaml`
 
-# Helm's built-in objects and functions: in a manifest's own strings (a Prometheus rule's
-# `{{ $labels.pod }}`, an Argo CD notification's `{{.app.metadata.name}}`) they do not occur.
-_HELM_MARKERS = re.compile(r"\{\{-?\s*(?:[^}]*?\.(?:Values|Release|Chart|Capabilities|Files)\b"
-                           r"|(?:include|template|tpl|toYaml)\b)")
-# A template tag where YAML structure is, not inside a quoted string: opening a line, a list
-# item, or a mapping value (`{{- if .Values.x }}`, `- {{ item }}`, `replicas: {{ n }}`).
-_UNQUOTED_TAG = re.compile(r"^[ \t]*(?:-[ \t]+)?(?:[^\s#'\"{][^#'\"{]*?:[ \t]+)?\{[{%#]", re.M)
-_TEMPLATE_OPENERS = ("{{", "{%", "{#")
-
-
 def looks_templated(text: str, parse_failed: bool) -> bool:
-    """Whether the text is template source: a file that does not load as YAML with a template
-    tag where YAML structure is; or, loading or not, one using Helm's own objects (`.Values`,
-    `include`...). Plain manifests carry Go templates in their strings (alert annotations,
-    notifications), and a manifest that is broken is still reported as broken."""
-    if not any(opener in text for opener in _TEMPLATE_OPENERS):
-        return False
-    if _HELM_MARKERS.search(text) is not None:
-        return True
-    return parse_failed and _UNQUOTED_TAG.search(text) is not None
-
-
-# printf verbs (`%s`, `%d`, `%[2]v`, `%-10s`: Go's fmt, C, Python) and batch-style `%NAME%`
-# placeholders: a template filled in by a program before anything is applied. YAML has no plain
-# scalar that starts with `%` (the directive indicator), so an unquoted one fails to parse right
-# there; only when it does is the file taken for a template.
-_PLACEHOLDER = re.compile(r"%(?:\[\d+\])?[-+# 0]*(?:\d+|\*)?(?:\.\d+)?[a-zA-Z]|%[A-Za-z_][A-Za-z0-9_]*%")
+    """Whether the text is template source (`later_stages.template_stage`)."""
+    return template_stage(text, parse_failed) is not None
 
 
 def placeholder_at(text: str, line: int | None, column: int | None) -> bool:
-    """Whether the parse error at 1-based (line, column) sits on a printf or `%NAME%`
-    placeholder (`name: %s`, `code: %EKS_ACTIVATION_CODE%`)."""
-    if not line or not column:
-        return False
-    lines = text.splitlines()
-    if line > len(lines):
-        return False
-    return _PLACEHOLDER.match(lines[line - 1], column - 1) is not None
+    """Whether the parse error at 1-based (line, column) sits on a placeholder a program or a
+    reader fills in (`name: %s`, `code: %EKS_ACTIVATION_CODE%`, `image: {user}/app`)."""
+    return placeholder_stage(text, (line, column)) is not None
 
 
 # A key that makes a text a (possibly broken) Kubernetes object: `apiVersion:` or `kind:`, quoted
@@ -88,6 +61,16 @@ def unparsed_non_object(text: str) -> str | None:
     if _MIME_HEADER.match(text.lstrip()):
         return MIME_MESSAGE
     return None if _OBJECT_KEY.search(text) else UNPARSED_NON_OBJECT
+
+
+BINARY = "a binary file (not text), names no apiVersion or kind"
+
+
+def binary_non_object(raw: bytes) -> bool:
+    """Whether bytes that are not text (not UTF-8/UTF-16, or holding NUL bytes) name no
+    `apiVersion:` or `kind:` key anywhere: a DER key or an image with a manifest's extension,
+    no object. Bytes that name either are taken for a manifest gone wrong (NG001)."""
+    return _OBJECT_KEY.search(raw.decode("latin-1")) is None
 
 
 # The OpenShift cluster-version operator deletes, rather than creates, the object of a release
@@ -142,10 +125,20 @@ def is_kustomization(path: str) -> bool:
 def is_kustomize_patch(path: str) -> bool:
     """Whether a kustomization in the file's directory or one of the few above it names the
     file under `patches`, `patchesStrategicMerge` or `patchesJson6902`."""
+    return _named_by_kustomization(path, _PATCH_FIELDS)
+
+
+def is_kustomize_input(path: str) -> bool:
+    """Whether a kustomization in the file's directory or one of the few above it names the file
+    among its `resources` or patches: kustomize reads it (and refuses a key given twice)."""
+    return _named_by_kustomization(path, _PATCH_FIELDS + ("resources",))
+
+
+def _named_by_kustomization(path: str, fields: tuple[str, ...]) -> bool:
     target = os.path.normpath(os.path.abspath(path))
     directory = os.path.dirname(target)
     for _ in range(_ANCESTORS_SEARCHED):
-        if target in _patches_named_in(directory):
+        if target in _files_named_in(directory, fields):
             return True
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -160,9 +153,15 @@ def _is_file(path: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _patches_named_in(directory: str) -> frozenset[str]:
-    """Absolute paths of the patch files the kustomization in `directory` names (none when
-    there is none or it does not load)."""
+def _files_named_in(directory: str, fields: tuple[str, ...]) -> frozenset[str]:
+    """Absolute paths of the files the kustomization in `directory` names under `fields` (none
+    when there is none or it does not load)."""
+    data = _kustomization_in(directory)
+    return frozenset(os.path.normpath(os.path.join(directory, p)) for p in _named_paths(data, fields))
+
+
+@lru_cache(maxsize=4096)
+def _kustomization_in(directory: str) -> Any:
     import yaml
 
     for name in KUSTOMIZATION_NAMES:
@@ -171,20 +170,20 @@ def _patches_named_in(directory: str) -> frozenset[str]:
             continue
         try:
             with open(candidate, encoding="utf-8") as handle:
-                data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                return yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except Exception:           # an unreadable kustomization is linted (and reported) itself
-            return frozenset()
-        return frozenset(os.path.normpath(os.path.join(directory, p)) for p in _patch_paths(data))
-    return frozenset()
+            return None
+    return None
 
 
-def _patch_paths(kustomization: Any) -> list[str]:
-    """`patches: [{path}]`, `patchesJson6902: [{path}]`, `patchesStrategicMerge: [path]`;
-    inline patches (a `patch:` text, or a YAML string in patchesStrategicMerge) name no file."""
+def _named_paths(kustomization: Any, fields: tuple[str, ...]) -> list[str]:
+    """`patches: [{path}]`, `patchesJson6902: [{path}]`, `patchesStrategicMerge: [path]`,
+    `resources: [path]`; inline patches (a `patch:` text, or a YAML string in
+    patchesStrategicMerge) name no file."""
     if not isinstance(kustomization, dict):
         return []
     found = []
-    for field in _PATCH_FIELDS:
+    for field in fields:
         entries = kustomization.get(field)
         if not isinstance(entries, list):
             continue

@@ -21,6 +21,7 @@ apart so that `numaguard.lint.load.documents` reads as "text in, Documents and L
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -71,8 +72,40 @@ class DocumentError(Exception):
         self.mark = mark
 
 
-class DuplicateKeyError(DocumentError):
-    """A key given twice in one mapping (kubectl refuses the object)."""
+@dataclass(frozen=True)
+class RepeatedKey:
+    """A key given twice in one mapping, read as kubectl and the API server read it: the later
+    value wins (go-yaml v2's non-strict decoder, which sigs.k8s.io/yaml's YAMLToJSON uses: its
+    `setMapIndex` overwrites). `lost`: the earlier value differed and was not null, so it is
+    dropped silently; an equal earlier value (or a null one) loses nothing."""
+
+    line: int
+    column: int
+    key: str
+    first_line: int
+    lost: bool
+
+    def refused_or_lost(self, kustomized: bool) -> bool:
+        """Whether it is an error: a value is silently lost, or kustomize (which refuses any
+        repeated key) reads the file."""
+        return self.lost or kustomized
+
+    def message(self, kustomized: bool) -> str:
+        """NG001's words: who keeps what, and who refuses. kubectl apply/create -f, Helm and Argo
+        CD's plain-directory applications read manifests with k8s.io/apimachinery's
+        YAMLOrJSONDecoder (sigs.k8s.io/yaml over go-yaml v2: "Duplicate fields ... are ignored"),
+        and the API server keeps what it is sent (kubernetes/kubernetes#89303); kustomize reads
+        with go-yaml v3 (kyaml), which refuses ("mapping key ... already defined"), so do
+        `kubectl apply -k`, Flux (its kustomize-controller builds every path with kustomize) and
+        Argo CD's kustomize applications (kubernetes-sigs/kustomize#3480,
+        fluxcd/kustomize-controller#243)."""
+        said = f'mapping key "{self.key}" already defined at line {self.first_line}'
+        refusers = "kustomize (kubectl apply -k), Flux and Argo CD's kustomize applications refuse the file"
+        if self.lost:
+            return f"{said}: kubectl, Helm and the API server keep only the value written last and silently drop " \
+                   f"the others; {refusers}"
+        where = "; a kustomization names this file" if kustomized else ""
+        return f"{said}, with the same value: kubectl, Helm and the API server read one; {refusers}{where}"
 
 
 # --------------------------------------------------------------------------- resolving tags
@@ -191,12 +224,13 @@ class NodeBuilder:
     gets the key's position instead.
     """
 
-    __slots__ = ("loader", "aliases", "built")
+    __slots__ = ("loader", "aliases", "built", "repeated")
 
     def __init__(self, loader: Any, aliases: bool) -> None:
         self.loader = loader
         self.aliases = aliases
         self.built: dict[Any, Any] = {}
+        self.repeated: list[RepeatedKey] = []     # keys given twice, the later value kept
 
     def construct(self, node: Any) -> Any:
         cls = node.__class__
@@ -238,14 +272,23 @@ class NodeBuilder:
                 return self._construct_merged(node, mapping)
             else:
                 key = self._construct_key(key_node)
+            value = construct(value_node)
             if key in mapping:
-                raise _duplicate(node, key_node, key)
+                self._repeated(node, key_node, key, mapping[key], value)
             mark = value_node.start_mark
             if aliases and mark.line < key_node.start_mark.line:
                 mark = key_node.start_mark        # an alias: its node sits at the anchor
             marks[key] = _position(mark.line, mark.column)
-            mapping[key] = construct(value_node)
+            mapping[key] = value
         return mapping
+
+    def _repeated(self, node: Any, key_node: Any, key: str, earlier: Any, later: Any) -> None:
+        lines = [k.start_mark.line for k, _ in node.value
+                 if k is not key_node and k.__class__ is ScalarNode and _key_text(k) == key]
+        first = lines[0] if lines else key_node.start_mark.line
+        mark = key_node.start_mark
+        self.repeated.append(RepeatedKey(mark.line + 1, mark.column + 1, key, first + 1,
+                                         lost=earlier is not None and earlier != later))
 
     def _construct_key(self, key_node: Any) -> str:
         if key_node.__class__ is not ScalarNode:
@@ -271,14 +314,15 @@ class NodeBuilder:
                 key = key_node.value
             else:
                 key = self._construct_key(key_node)
+            value = self.construct(value_node)
             if key in own:
-                raise _duplicate(node, key_node, key)
+                self._repeated(node, key_node, key, mapping.get(key), value)
             own[key] = key_node
             mark = value_node.start_mark
             if mark.line < key_node.start_mark.line:
                 mark = key_node.start_mark
             mapping.marks[key] = _position(mark.line, mark.column)
-            mapping[key] = self.construct(value_node)
+            mapping[key] = value
         return mapping
 
     def _merge_into(self, mapping: PosDict, value_node: Any) -> None:
@@ -309,16 +353,6 @@ def _key_text(key_node: Any) -> str | None:
         return key_string(resolve_tagged(key_node.tag, key_node.value))
     except ValueError:
         return None
-
-
-def _duplicate(node: Any, key_node: Any, key: str) -> DocumentError:
-    """kubectl's error for a key written twice in one mapping (go-yaml's strict decoding)."""
-    lines = [k.start_mark.line for k, _ in node.value
-             if k is not key_node and k.__class__ is ScalarNode and _key_text(k) == key]
-    first = lines[0] if lines else key_node.start_mark.line
-    return DuplicateKeyError(f'mapping key "{key}" already defined at line {first + 1}',
-                             key_node.start_mark)
-
 
 
 # --------------------------------------------------------------------------- event path

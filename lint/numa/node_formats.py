@@ -246,9 +246,9 @@ def parse_node_resource_topology(doc: dict, source: str) -> Node:
     if distances is None:
         distances = default_distances(socket_of)
     threads = 2 if all(numa[n]["cpus"] % 2 == 0 for n in ids) else 1
-    notes.append(f"NodeResourceTopology has no CPU ids: assumed {threads} thread(s) per core, "
-                 f"CPUs numbered like a generated topology")
     total_cores = sum(numa[n]["cpus"] // threads for n in ids)
+    assumed = nrt_numbering(threads, total_cores)
+    notes.append(f"CPU numbering assumed: {assumed}")
     if total_cores * threads > MAX_CPUS:
         fail(source, "zones", f"{total_cores * threads} CPUs is more than this tool models")
     cpus: list[CPU] = []
@@ -267,12 +267,23 @@ def parse_node_resource_topology(doc: dict, source: str) -> Node:
     for n in ids:
         for res_name, count in numa[n]["devices"].items():
             devices.setdefault(res_name, {})[n] = count
-    topology = build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, "zones", devices)
+    topology = build_topology(tuple(sorted(cpus)), numa_nodes, distances, source, "zones", devices,
+                              assumed_numbering=assumed)
     for attr in as_list(doc.get("attributes") or [], source, "attributes"):
         if isinstance(attr, dict) and attr.get("name") in ("topologyManagerPolicy",
                                                            "topologyManagerScope"):
             notes.append(f"reported {attr['name']}: {attr.get('value')}")
     return Node(name, topology, None, source, tuple(notes))
+
+
+def nrt_numbering(threads: int, total_cores: int) -> str:
+    """The CPU numbering a NodeResourceTopology's CPU counts are read with, in words: as Linux
+    numbers most x86 servers (the generator's numbering, node_topology.generated_topology)."""
+    if threads == 1:
+        return ("no CPU ids in its NodeResourceTopology, and an odd CPU count on a NUMA node: one thread "
+                "per core taken")
+    return (f"no CPU ids in its NodeResourceTopology: CPU n and n+{total_cores} taken as one core's two "
+            "threads, as Linux numbers most x86 servers")
 
 
 def _nrt_numa_id(name: Any, source: str, path: str) -> int:

@@ -334,11 +334,11 @@ def _distances(value: Any, numa_ids: list[int], source: str, path: str) -> dict[
 
 
 def build_topology(cpus, numa_nodes, distances, source: str, path: str,
-                   devices: dict[str, dict[int, int]] | None = None) -> Topology:
+                   devices: dict[str, dict[int, int]] | None = None, assumed_numbering: str = "") -> Topology:
     _check_numa_count(tuple(numa_nodes), source, path)
     try:
         return Topology(cpus=tuple(cpus), numa_nodes=tuple(numa_nodes), distances=distances,
-                        devices=dict(devices or {}))
+                        devices=dict(devices or {}), assumed_numbering=assumed_numbering)
     except TopologyError as exc:   # a backstop: the checks above should have caught it
         fail(source, path, str(exc))
 

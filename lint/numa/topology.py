@@ -42,6 +42,11 @@ class Topology:
     # device-plugin resources per NUMA node (`nvidia.com/gpu` -> {0: 2, 1: 2}); empty when the
     # node description lists none, and then devices are not modelled at all.
     devices: dict[str, dict[int, int]] = field(default_factory=dict)
+    # What was assumed about the CPU ids when the description gave none (a NodeResourceTopology
+    # counts CPUs per NUMA node only): which ids are one core's threads. Everything that
+    # depends on sibling threads (NG209's whole cores, full-pcpus-only, the NUMA map) rests on
+    # it. Empty when the ids are the machine's own or the user's.
+    assumed_numbering: str = ""
 
     def __post_init__(self) -> None:
         validate_topology(self)

@@ -19,4 +19,7 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
         title = f"{f.rule} {f.name}"
         lines.append(f"::{_LEVEL[f.severity.value]} {where},title={title}::"
                      f"{_escape(f.message + ' Fix: ' + f.remediation)}")
+    for piece in result.unread:      # an incomplete numaguard audit: what it could not judge
+        where = f"file=node/{piece.nodes[0]}," if len(piece.nodes) == 1 else ""
+        lines.append(f"::error {where}title=numaguard audit incomplete::{_escape(f'not read: {piece.what}: {piece.why}')}")
     return "\n".join(lines) + ("\n" if lines else "")

@@ -24,15 +24,19 @@ from html import escape
 
 from numaguard.lint.engine import LintResult
 from numaguard.lint.k8s.cpuset import format_cpuset
+from numaguard.lint.model import unread_phrases
 from numaguard.lint.numa.occupancy import stranded_cpus
 from numaguard.lint.report.numa_svg import MAP_CSS, legend_svg, node_svg, patterns_svg
 from numaguard.lint.rules.registry import rules_by_id
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"
 SEVERITIES = ("error", "warning", "info")
-RANK = {"error": 0, "warning": 1, "info": 2, "ok": 3}
-# Tile colours by a node's worst finding ("ok": none); the screenshot test looks for them
-TILE_COLORS = {"error": "#f4a3a3", "warning": "#f7d774", "info": "#a9d6f0", "ok": "#b7e4c2"}
+# A node's state, worst first: its worst finding, or "unread" (its kubelet configuration could
+# not be read: not judged, so never shown healthy), or "ok" (no finding).
+RANK = {"error": 0, "warning": 1, "unread": 2, "info": 3, "ok": 4}
+# Tile colours by a node's state; the screenshot test looks for them
+TILE_COLORS = {"error": "#f4a3a3", "warning": "#f7d774", "unread": "#c4c8cf", "info": "#a9d6f0", "ok": "#b7e4c2"}
+STATES = (*SEVERITIES, "unread", "ok")
 # Up to this many nodes every node has its map and lists its pods; beyond, only the nodes
 # needing attention do (the others, collapsed, give their counts: their tile has their CPUs),
 # which keeps a 500-node page small and quick to lay out.
@@ -76,15 +80,17 @@ class _Node:
     occ: object
     pool: int
     findings: list = field(default_factory=list)
+    unread: str = ""            # why its kubelet configuration could not be read ("": it was)
 
     @property
     def worst(self) -> str:
-        return min((f.severity.value for f in self.findings), key=RANK.__getitem__, default="ok")
+        states = [f.severity.value for f in self.findings] + (["unread"] if self.unread else [])
+        return min(states, key=RANK.__getitem__, default="ok")
 
     @property
     def attention(self) -> bool:
-        """Errors or warnings, or pods rejected by its kubelet or by the simulator."""
-        return RANK[self.worst] <= 1 or bool(self.occ.rejected or self.occ.kubelet_rejected)
+        """Errors or warnings, not read, or pods rejected by its kubelet or by the simulator."""
+        return RANK[self.worst] <= RANK["unread"] or bool(self.occ.rejected or self.occ.kubelet_rejected)
 
     def count(self, severity: str) -> int:
         return sum(f.severity.value == severity for f in self.findings)
@@ -98,7 +104,9 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
            title: str = "numaguard report") -> str:
     findings = sorted((f for f in result.findings if show_suppressed or not f.suppressed), key=_order)
     pools = sorted({o.pool for o in result.nodes}, key=lambda p: (p is None, p or ""))
-    nodes = {o.name: _Node(o, pools.index(o.pool)) for o in result.nodes}
+    unread = result.unread_nodes
+    nodes = {o.name: _Node(o, pools.index(o.pool), unread=unread[o.name].why if o.name in unread else "")
+             for o in result.nodes}
     where = {f"pod/{p.label}": o.name for o in result.nodes for p in o.pods}
     where.update({f"pod/{label}": o.name for o in result.nodes for label, _reason in o.kubelet_rejected})
     unplaced = []
@@ -137,7 +145,7 @@ def _node_of(file: str, where: dict[str, str]) -> str | None:
 
 def _filter_inputs(pools: list, rules: list[str]) -> str:
     """The filters' state: hidden inputs that come before <main>, so CSS can follow them."""
-    inputs = [f'<input class="toggle" type="checkbox" id="f-s-{s}" checked>' for s in (*SEVERITIES, "ok")]
+    inputs = [f'<input class="toggle" type="checkbox" id="f-s-{s}" checked>' for s in STATES]
     if len(pools) > 1:
         inputs.append('<input class="toggle" type="radio" name="pool" id="f-p-all" checked>')
         inputs += [f'<input class="toggle" type="radio" name="pool" id="f-p-{i}">' for i in range(len(pools))]
@@ -149,7 +157,7 @@ def _filter_inputs(pools: list, rules: list[str]) -> str:
 def _filter_css(pools: list, rules: list[str]) -> str:
     css = [f"#f-s-{s}:not(:checked)~main .sf.s-{s}{{display:none}}"
            f"#f-s-{s}:checked~main label[for=f-s-{s}]{{color:#111827;border-color:#111827;background:#f3f4f6}}"
-           for s in (*SEVERITIES, "ok")]
+           for s in STATES]
     for key in (["all"] + [str(i) for i in range(len(pools))]) if len(pools) > 1 else []:
         css.append(f"#f-p-{key}:checked~main label[for=f-p-{key}]{{color:#111827;border-color:#111827}}")
         if key != "all":
@@ -166,7 +174,7 @@ def _filter_bar(pools: list, rules: list[str], findings) -> str:
     counts = {s: sum(f.severity.value == s for f in findings) for s in SEVERITIES}
     parts = ['<div class="filters" id="filters">Show: ']
     parts += [f'<label for="f-s-{s}">{s} ({counts[s]})</label>' for s in SEVERITIES]
-    parts.append('<label for="f-s-ok">nodes without findings</label>')
+    parts.append('<label for="f-s-unread">nodes not read</label><label for="f-s-ok">nodes without findings</label>')
     if len(pools) > 1:
         parts.append(' · pool: <label for="f-p-all">all</label>')
         parts += [f'<label for="f-p-{i}">{escape(_pool_name(p))}</label>' for i, p in enumerate(pools)]
@@ -189,8 +197,10 @@ def _summary(result: LintResult, findings, ordered: list[_Node]) -> str:
     nodes = ""
     if ordered:
         worst = {r: sum(n.worst == r for n in ordered) for r in RANK}
+        not_read = sum(bool(n.unread) for n in ordered)
         nodes = (f"<span>{len(ordered)} node(s): {worst['error']} with errors, {worst['warning']} with warnings, "
-                 f"{sum(not n.attention for n in ordered)} healthy</span>")
+                 + (f"{not_read} not read, " if not_read else "")
+                 + f"{sum(not n.attention for n in ordered)} healthy</span>")
     out = (f'<div class="counts" id="summary"><span>{s.files} file(s)</span><span>{s.objects} object(s)</span>'
            f'{nodes}<span class="error">{counts["error"]} error(s)</span>'
            f'<span class="warning">{counts["warning"]} warning(s)</span><span class="info">{counts["info"]} info</span>'
@@ -200,13 +210,15 @@ def _summary(result: LintResult, findings, ordered: list[_Node]) -> str:
         out += f'<p class="meta" id="tiers">Tiers: {escape(tiers)}.</p>'
     if result.unread:     # numaguard audit: the counts above leave out what could not be read
         out += (f'<p class="rejected" id="incomplete"><strong>Incomplete audit.</strong> Not read: '
-                f'{escape("; ".join(result.unread))}.</p>')
+                f'{escape("; ".join(unread_phrases(result.unread)))}.</p><ul class="unread">'
+                + "".join(f"<li>{escape(piece.why)}</li>" for piece in result.unread) + "</ul>")
     return out
 
 
 def _overview(ordered: list[_Node], pools: list) -> str:
     key = "".join(f'<span style="background:{TILE_COLORS[s]}"></span>{label}' for s, label in (
-        ("error", "an error"), ("warning", "a warning"), ("info", "info only"), ("ok", "no finding")))
+        ("error", "an error"), ("warning", "a warning"), ("unread", "not read"), ("info", "info only"),
+        ("ok", "no finding")))
     out = ['<h2 id="overview">Fleet overview</h2>',
            f'<p class="key">Worst finding: {key}. Per NUMA node: the CPUs held by pods (bar) and the CPUs '
            "free for exclusive use; stranded: free CPUs the pool's smallest pinned pod does not fit in.</p>"]
@@ -234,8 +246,9 @@ def _tile(n: _Node, smallest: int | None) -> str:
     stranded = stranded_cpus(occ, smallest)
     rejected = len(occ.rejected) + len(occ.kubelet_rejected)
     tail = (f"stranded {stranded}" if stranded is not None else "") + (f" · {rejected} rejected" if rejected else "")
+    state = ("not read" + (f" · {counts}" if counts else "")) if n.unread else counts or "no findings"
     return (f'<a class="{n.classes("tile")}" href="#node-{escape(occ.name)}" title="node/{escape(occ.name)}">'
-            f"<b>{escape(occ.name)}</b>{counts or 'no findings'}{''.join(numa)}{tail}</a>")
+            f"<b>{escape(occ.name)}</b>{state}{''.join(numa)}{tail}</a>")
 
 
 def _node_section(n: _Node, pools: list, detail: bool) -> str:
@@ -247,6 +260,8 @@ def _node_section(n: _Node, pools: list, detail: bool) -> str:
              f'<summary><span class="badge s-{n.worst}">{n.worst}</span> node/{escape(occ.name)} '
              f'<span class="meta">{counts}{pool}</span></summary>',
              f'<div class="policy">{escape(occ.policy)} · reserved CPUs {len(occ.reserved)} · free {free}</div>']
+    if n.unread:
+        parts.append(f'<div class="rejected">Kubelet configuration not read: {escape(n.unread)}</div>')
     parts += [f'<div class="note">{escape(note)}</div>' for note in occ.notes]
     if detail:
         parts.append(node_svg(occ))

@@ -7,6 +7,12 @@ policy-report/pkg/api/wgpolicyk8s.io/v1alpha2/policyreport_types.go) and as Kyve
 Trivy and Policy Reporter fill them: `results[]` with policy, rule, result
 (pass|fail|warn|error|skip), severity (critical|high|medium|low|info), message, category,
 source, resources, properties (strings only); `summary` counts the results by outcome.
+
+What an incomplete `numaguard audit` could not read is reported too, as `result: error` (the
+API's "the policy could not be evaluated"), so Policy Reporter shows those nodes as not
+judged rather than healthy: one result per node whose kubelet configuration was not read
+(its resource the Node), and one per list not read whole, for the report's scope (no
+resource: the nodes or pods it left out are not known by name).
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from collections import defaultdict
 import yaml
 
 from numaguard.lint.engine import LintResult
+from numaguard.lint.model import Unread
 
 API_VERSION = "wgpolicyk8s.io/v1alpha2"
 SOURCE = "numaguard"
@@ -53,6 +60,17 @@ def _entry(f) -> dict:
             "resources": _resource(f), "properties": properties}
 
 
+def _unread_entries(piece: Unread) -> list[dict]:
+    """`error` results for what the audit could not read: one per node, else one for the list."""
+    def entry(resources: list[dict]) -> dict:
+        return {"policy": "numaguard-audit", "rule": "read", "result": "error", "category": "Audit",
+                "message": f"not read, so not judged: {piece.why}", "source": SOURCE, "scored": True,
+                "resources": resources, "properties": {"notRead": piece.what}}
+    if piece.nodes:
+        return [entry([{"apiVersion": "v1", "kind": "Node", "name": node}]) for node in piece.nodes]
+    return [entry([])]
+
+
 def reports(result: LintResult, *, show_suppressed: bool = True) -> list[dict]:
     by_namespace: dict[str | None, list[dict]] = defaultdict(list)
     for f in result.findings:
@@ -60,6 +78,8 @@ def reports(result: LintResult, *, show_suppressed: bool = True) -> list[dict]:
             continue
         namespace = f.object.namespace if f.object is not None else None
         by_namespace[namespace].append(_entry(f))
+    for piece in result.unread:
+        by_namespace[piece.namespace].extend(_unread_entries(piece))
     out = []
     for namespace in sorted(by_namespace, key=lambda n: (n is not None, n or "")):
         results = by_namespace[namespace]

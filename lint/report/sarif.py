@@ -4,6 +4,11 @@ Every result carries `partialFingerprints` (numaguard/v1: rule, file, object, co
 field path, hashed; numaguard.lint.baseline) so a dashboard follows an alert across commits
 even when lines move. With a baseline, results carry `baselineState` (new or unchanged) and
 the baseline entries no longer found are listed as `absent` results (SARIF 2.1.0 §3.27.24).
+
+The run's invocation (§3.20) says whether everything was judged: an incomplete `numaguard
+audit` has `executionSuccessful: false` and one error `toolExecutionNotifications` entry
+(§3.20.21, a notification §3.58) per thing not read, located at the node it concerns, so a
+dashboard does not take what was not read for clean.
 """
 from __future__ import annotations
 
@@ -53,5 +58,22 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
             "partialFingerprints": {FINGERPRINT_NAME: fixed.fingerprint + (f":{n}" if n > 1 else "")},
             "baselineState": ABSENT})
     sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
-             "runs": [{"tool": {"driver": {"name": "numaguard", "rules": rules}}, "results": results}]}
+             "runs": [{"tool": {"driver": {"name": "numaguard", "rules": rules}},
+                       "invocations": [_invocation(result)], "results": results}]}
     return json.dumps(sarif, indent=2) + "\n"
+
+
+def _invocation(result: LintResult) -> dict:
+    """Whether the run judged everything it set out to, and what it could not read."""
+    notifications = []
+    for piece in result.unread:
+        note = {"level": "error", "descriptor": {"id": "not-read"},
+                "message": {"text": f"Not read, so not judged: {piece.what}: {piece.why}"}}
+        if piece.nodes:
+            note["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": f"node/{node}"}}}
+                                 for node in piece.nodes]
+        notifications.append(note)
+    invocation: dict = {"executionSuccessful": not notifications}
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return invocation

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from numaguard.lint.engine import LintResult
+from numaguard.lint.model import unread_phrases
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m", "dim": "\033[2m",
            "bold": "\033[1m", "reset": "\033[0m"}
@@ -38,20 +39,25 @@ def render(result: LintResult, *, show_suppressed: bool = False, color: bool = F
             field = f"  field: {entry.path}" if entry.path else ""
             out.append(f"  {entry.file or '<input>'}  {entry.rule}  {what}{field}".rstrip())
         out.append("")
+    unread = result.unread_nodes
     for occ in result.nodes:          # numaguard audit: one line per node of the pool
         free = ", ".join(f"NUMA {n} {c}" for n, c in occ.free_cpus_by_numa().items())
         rejected = len(occ.rejected)
         out.append(f"node/{occ.name}: {len(occ.pods)} pod(s), free CPUs {free}"
-                   + (f", {rejected} pod(s) the simulator would not admit" if rejected else ""))
+                   + (f", {rejected} pod(s) the simulator would not admit" if rejected else "")
+                   + (f"; CPU numbering assumed: {occ.topology.assumed_numbering}"
+                      if occ.topology.assumed_numbering else "")
+                   + (paint(f"; kubelet configuration not read: {unread[occ.name].why}", "bold")
+                      if occ.name in unread else ""))
     if result.nodes:
         out.append("")
     if result.unread:             # numaguard audit: the counts below leave these out
-        out.append(paint("incomplete: not read: " + "; ".join(result.unread), "bold"))
+        out.append(paint("incomplete: not read: " + "; ".join(unread_phrases(result.unread)), "bold"))
     s = result.summary
     hint = s.render_hint()
     if hint:
         out.append(f"note: {hint}")
-    for note in (s.dangling_note(), s.unwalked_note()):
+    for note in (s.rendered_note(), s.dangling_note(), s.unwalked_note()):
         if note:
             out.append(f"note: {note}")
     tiers = s.tiers_line()

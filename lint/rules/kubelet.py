@@ -442,8 +442,10 @@ def reserved_cpus_invalid(kc: dict, ctx: LintContext) -> Iterator[Violation]:
                           f"{k.format_cpuset(theirs)}" for core, (mine, theirs) in sorted(split.items()))
         # suggest only CPUs the node has, so the suggestion does not raise the error above
         fixed = (reserved & online) | frozenset().union(*(theirs for _, theirs in split.values()))
+        assumed = (f" (by the CPU numbering assumed for node {ctx.node.name}, {topology.assumed_numbering})"
+                   if topology.assumed_numbering else "")
         yield Violation(path, f"reservedSystemCPUs {text} splits physical cores between the system "
-                              f"and pods ({cores}); reserve whole cores, e.g. reservedSystemCPUs: "
+                              f"and pods ({cores}){assumed}; reserve whole cores, e.g. reservedSystemCPUs: "
                               f"\"{k.format_cpuset(fixed)}\"", severity=Severity.WARNING)
 
 

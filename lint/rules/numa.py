@@ -138,6 +138,37 @@ def numa_nodes_over_limit(kc: dict, ctx: LintContext) -> Iterable[Violation]:
                                 f"\"{count}\"}}, or topologyManagerPolicy: none on this node.")
 
 
+@rule(id="NG425", name="cpu-numbering-assumed", severity="info", target="kubelet", needs_node=True,
+      title="reservedSystemCPUs was checked against a CPU numbering numaguard assumed",
+      rationale="""A NodeResourceTopology counts CPUs per NUMA node but names none, so numaguard
+      numbers them as Linux numbers most x86 servers: cores NUMA node by NUMA node, and CPU n
+      and n+N/2 (N CPUs) the two hyperthreads of one core. Whether reservedSystemCPUs reserves
+      whole cores (NG209), and which CPUs the static policy hands out (the NUMA map,
+      full-pcpus-only), rest on that: on a machine that numbers siblings next to each other
+      (0 and 1) a set NG209 accepts splits cores, and one it flags does not.""",
+      remediation="""Check the numbering on one node (`lscpu -p=CPU,CORE,NODE` or `numaguard node
+      inspect`), describe the pool with that lscpu output (`--node`, config `node:`), or turn
+      NG425 off once checked (`rules: {NG425: off}`).""")
+def cpu_numbering_assumed(kc: dict, ctx: LintContext) -> Iterable[Violation]:
+    from numaguard.lint.k8s import kubelet as kcfg
+    node = ctx.node
+    text = kc.get("reservedSystemCPUs")
+    if node is None or not node.topology.assumed_numbering or not text:
+        return
+    try:
+        reserved = kcfg.reserved_system_cpus(kc)
+    except kcfg.CPUSetError:
+        return                                    # NG209 reports the unparsable set
+    if not reserved or not reserved <= frozenset(node.topology.cpu_by_id):
+        return                                    # NG209: CPUs the node does not have
+    cores = sorted({node.topology.cpu_by_id[cpu].core for cpu in reserved})
+    yield Violation(("reservedSystemCPUs",),
+                    f"reservedSystemCPUs {text} was checked for whole cores against a CPU numbering assumed "
+                    f"for node {node.name} ({node.topology.assumed_numbering}): under it the set covers "
+                    f"core{'s' if len(cores) > 1 else ''} {', '.join(map(str, cores))}; NG209's verdict on "
+                    "split cores holds only if the machine numbers its threads that way")
+
+
 # --------------------------------------------------------------------------- NG301
 
 @rule(id="NG301", name="numa-no-fit", severity="error", target="pod", needs_node=True,

@@ -137,7 +137,7 @@ text = render(result)
 print(json.dumps({"wall": audited, "render": time.perf_counter() - started - audited,
                   "waiting": timing.waiting_seconds, "requests": timing.requests, "judge": timing.judge_seconds,
                   "nodes": report.nodes, "pods": report.pods, "templates": report.templates,
-                  "configs": report.configs, "unread": report.unread, "findings": len(result.findings),
+                  "configs": report.configs, "unread": [piece.what for piece in report.unread], "findings": len(result.findings),
                   "report_bytes": len(text), "objects": result.summary.objects,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

@@ -11,7 +11,9 @@ staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go and recorded answers):
   is honoured for `key=value[,key=value]`.
 * `GET /api/v1/nodes/NAME/proxy/configz`: the kubelet's `{"kubeletconfig": {...}}`, or the
   proxy's 503 `Status` ("error trying to reach service: dial tcp ...: connect: connection
-  refused", apimachinery pkg/util/proxy/transport.go).
+  refused", apimachinery pkg/util/proxy/transport.go), or, for a node deleted after the nodes
+  list was read (`Scenario.deleted`), the 404 `Status` of the Node lookup the node proxy makes
+  first (pkg/registry/core/node/rest/proxy.go: `nodes "NAME" not found`, details kind nodes).
 * `GET /apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies`: the list, or, when the
   CRD is not installed, the 404 `Status` "the server could not find the requested resource".
 * Authentication: `Authorization: Bearer <token>`; an unknown token gets the 401 `Status`
@@ -30,7 +32,10 @@ And the ways a real cluster misbehaves (`Scenario.faults`, and the configz answe
 * an expired continue token: 410 `Status`, reason Expired, with the etcd3 store's message
   and an inconsistent continue token (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go);
 * a connection reset before the answer (`Reset`: the socket closed with SO_LINGER 0, so the
-  client reads ECONNRESET);
+  client reads ECONNRESET); an API server that goes away (`Down`: that reset, and the
+  listening socket closed, so every new connection is refused);
+* a token that expires mid-audit (`Scenario.expired`, changed by `Scenario.before`): the
+  authenticator's 401 `Status` "Unauthorized" for every request made with it from then on;
 * a node proxy that answers later than the client waits (`Hang`: the kubelet accepted the
   connection and is stuck; the API server's proxy is a long-running request with no timeout of
   its own);
@@ -137,6 +142,12 @@ class Reset:
 
 
 @dataclass(frozen=True)
+class Down:
+    """The API server goes away: it stops listening (new connections are refused) and resets
+    this one, as a restarting kube-apiserver does."""
+
+
+@dataclass(frozen=True)
 class Hang:
     """Answer `then` (a kubeletconfig, a (code, body) pair, a Text...) after `seconds`."""
     seconds: float
@@ -166,6 +177,11 @@ class Scenario:
     # When set: the (verb, resource) pairs a ClusterRole grants; anything else is a 403.
     allowed: set[tuple[str, str]] | None = None
     faults: list[Fault] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)    # nodes deleted after the nodes list was read
+    expired: set[str] = field(default_factory=set)    # tokens the API server now refuses (401)
+    # Called with (path, query) before each request is answered: a test changes the cluster
+    # mid-audit there (a token that expires, a token file the kubelet rotates).
+    before: Callable[[str, dict], None] | None = None
     requests: list[str] = field(default_factory=list)
     request_times: list[tuple[float, str]] = field(default_factory=list)   # (time.monotonic(), path)
     stopping: threading.Event = field(default_factory=threading.Event)   # ends every Hang
@@ -229,6 +245,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._answer(answer.then)
         if isinstance(answer, Reset):
             return self._reset()
+        if isinstance(answer, Down):
+            self.server.socket.close()
+            return self._reset()
         if isinstance(answer, Text):
             data = (answer.text + "\n").encode()
             self.send_response(answer.code)
@@ -254,9 +273,11 @@ class _Handler(BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
         sc.requests.append(self.path)
         sc.request_times.append((time.monotonic(), url.path))
+        if sc.before is not None:
+            sc.before(url.path, query)
         auth = self.headers.get("Authorization", "")
         token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
-        if token not in sc.tokens:
+        if token not in sc.tokens or token in sc.expired:
             return self._send(401, UNAUTHORIZED)
         user, denied = sc.tokens[token], set(sc.denied.get(token, set()))
         if sc.allowed is not None:
@@ -283,11 +304,15 @@ class _Handler(BaseHTTPRequestHandler):
             if "nodes/proxy" in denied:
                 return self._send(403, forbidden(user, "get", "nodes", subresource="proxy", name=name))
             answer = sc.fault_for(path, 1)
-            if answer is None:
-                answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
-            if answer is None:
+            if name in sc.deleted or (answer is None and not callable(sc.nodes) and not hasattr(sc.nodes, "page")
+                                      and name not in {n["metadata"]["name"] for n in sc.nodes}):
+                # pkg/registry/core/node/rest/proxy.go: the node is looked up before proxying
                 return self._send(404, status(404, "NotFound", f'nodes "{name}" not found',
                                               {"name": name, "kind": "nodes"}))
+            if answer is None:
+                answer = sc.configz(name) if callable(sc.configz) else sc.configz.get(name)
+            if answer is None:        # a node whose kubelet is not running
+                return self._send(503, proxy_unreachable("10.0.0.99"))
             return self._configz(answer)
         if path == NRT_PREFIX:
             if sc.nrts is None:
@@ -429,15 +454,19 @@ class RecordedApiServer:
         self.httpd.server_close()
 
     def kubeconfig(self, token: str = "audit-token", *, name: str = "kubeconfig",
-                   current_context: bool = True) -> Path:
-        return write_kubeconfig(self.folder / name, self.url, self.ca, token, current_context=current_context)
+                   current_context: bool = True, user: dict | None = None) -> Path:
+        return write_kubeconfig(self.folder / name, self.url, self.ca, token, current_context=current_context,
+                                user=user)
 
 
-def write_kubeconfig(path: Path, server: str, ca: Path, token: str, *, current_context: bool = True) -> Path:
+def write_kubeconfig(path: Path, server: str, ca: Path, token: str, *, current_context: bool = True,
+                     user: dict | None = None) -> Path:
+    """A kubeconfig for the server; `user`: the user entry's credentials instead of `token`
+    (a `tokenFile`, an `exec` plugin)."""
     ca_data = base64.b64encode(Path(ca).read_bytes()).decode()
     config = {"apiVersion": "v1", "kind": "Config",
               "clusters": [{"name": "pool", "cluster": {"server": server, "certificate-authority-data": ca_data}}],
-              "users": [{"name": "auditor", "user": {"token": token}}],
+              "users": [{"name": "auditor", "user": user or {"token": token}}],
               "contexts": [{"name": "pool-admin", "context": {"cluster": "pool", "user": "auditor"}}],
               "preferences": {}}
     if current_context:

@@ -48,7 +48,8 @@ def test_audit_pool_json_pages_and_unreachable_node(apiserver):
     # the canary's configuration against the not-yet-migrated one, both of the pool: NG401
     # names both nodes on each of the 9 settings that differ
     assert [r for f, r in found if f == "node/numa-node-2"] == ["NG202", "NG203", "NG204", "NG205", "NG206"] + ["NG401"] * 9
-    assert [r for f, r in found if f == "node/numa-node-1"] == ["NG401"] * 9
+    # its reservedSystemCPUs judged against the CPU numbering assumed for the NRT (no CPU ids)
+    assert [r for f, r in found if f == "node/numa-node-1"] == ["NG401"] * 9 + ["NG425"]
     assert any(f["message"].startswith("topologyManagerPolicy differs across the pool with no majority: "
                                        "single-numa-node in node/numa-node-1; none in node/numa-node-2")
                for f in report["findings"] if f["rule"] == "NG401" and f["file"] == "node/numa-node-1")
@@ -94,7 +95,7 @@ def test_audit_forbidden_pods_is_one_line_and_goes_on(apiserver):
         "connection refused",
         "numaguard: audit incomplete: not read: the pods list; the kubelet configuration of 1 node (numa-node-3)"]
     rules = sorted({f["rule"] for f in json.loads(run.stdout)["findings"]})
-    assert rules == ["NG202", "NG203", "NG204", "NG205", "NG206", "NG401"]
+    assert rules == ["NG202", "NG203", "NG204", "NG205", "NG206", "NG401", "NG425"]
 
 
 def test_audit_node_proxy_denied_is_one_line_for_all_nodes(apiserver):
@@ -177,10 +178,21 @@ def test_audit_namespace_and_policyreport(apiserver):
     assert all(r.startswith("/api/v1/namespaces/trading/pods") or not r.startswith("/api/v1/pods")
                for r in apiserver.scenario.requests)
     cluster, trading = reports
-    assert cluster["summary"] == {"pass": 0, "fail": 4 + 18, "warn": 1, "error": 0, "skip": 0}   # 18 x NG401
+    # 18 x NG401; NG425 (info: pass) on numa-node-1; numa-node-3's kubelet did not answer: an
+    # error result (could not be evaluated), so Policy Reporter does not show it healthy
+    assert cluster["summary"] == {"pass": 1, "fail": 4 + 18, "warn": 1, "error": 1, "skip": 0}
     assert {tuple(r["resources"][0].items()) for r in cluster["results"]} == {
         (("apiVersion", "v1"), ("kind", "Node"), ("name", "numa-node-1")),
-        (("apiVersion", "v1"), ("kind", "Node"), ("name", "numa-node-2"))}
+        (("apiVersion", "v1"), ("kind", "Node"), ("name", "numa-node-2")),
+        (("apiVersion", "v1"), ("kind", "Node"), ("name", "numa-node-3"))}
+    assert [r for r in cluster["results"] if r["result"] == "error"] == [{
+        "policy": "numaguard-audit", "rule": "read", "result": "error", "category": "Audit",
+        "message": "not read, so not judged: cannot read the kubelet configuration through the node proxy: "
+                   "503 ServiceUnavailable: error trying to reach service: dial tcp 10.0.0.13:10250: connect: "
+                   "connection refused",
+        "source": "numaguard", "scored": True,
+        "resources": [{"apiVersion": "v1", "kind": "Node", "name": "numa-node-3"}],
+        "properties": {"notRead": "the kubelet configuration of node/numa-node-3"}}]
     ng410 = [r for r in trading["results"] if r["rule"] == "NG410"]
     assert len(ng410) == 2 and all(r["result"] == "fail" and r["severity"] == "high"
                                    and r["source"] == "numaguard" for r in ng410)
@@ -194,14 +206,24 @@ def test_audit_html_has_a_map_per_node(apiserver, tmp_path):
     assert run.returncode == 3
     page = out.read_text()
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="numa-map"') == 3
-    # the nodes with errors first, healthy ones collapsed; the pods numa-node-1's kubelet
-    # rejected (NG410) listed under it (tests/test_html_report.py checks the page in Chromium)
+    # the nodes with errors first, then the one not read (never healthy, open); the pods
+    # numa-node-1's kubelet rejected (NG410) listed under it (tests/test_html_report.py checks
+    # the page in Chromium)
     assert re.findall(r'<details class="node [^"]*" id="node-([^"]+)"( open)?>', page) == [
-        ("numa-node-1", " open"), ("numa-node-2", " open"), ("numa-node-3", "")]
+        ("numa-node-1", " open"), ("numa-node-2", " open"), ("numa-node-3", " open")]
+    assert "<span>3 node(s): 2 with errors, 0 with warnings, 1 not read, 0 healthy</span>" in page
+    assert ('<a class="tile pf p-0 sf s-unread rf" href="#node-numa-node-3" title="node/numa-node-3">'
+            "<b>numa-node-3</b>not read") in page
     section = page.split('id="node-numa-node-1"', 1)[1].split("</details>", 1)[0]
     assert section.count('<td class="rejected">rejected by the kubelet: TopologyAffinityError</td>') == 2
     assert "<td>trading/analytics-6d5f8b7c9d-b7n4m</td>" in section
-    assert "node/numa-node-3: 0 pod(s), free CPUs NUMA 0 64" in run.stdout
+    assert ("node/numa-node-3: 0 pod(s), free CPUs NUMA 0 64; kubelet configuration not read: cannot read "
+            "the kubelet configuration through the node proxy: 503 ServiceUnavailable: error trying to reach "
+            "service: dial tcp 10.0.0.13:10250: connect: connection refused") in run.stdout.splitlines()
+    # the CPU numbering assumed for numa-node-1's NodeResourceTopology is said on its line
+    assert ("node/numa-node-1: 3 pod(s), free CPUs NUMA 0 6, NUMA 1 32; CPU numbering assumed: no CPU ids "
+            "in its NodeResourceTopology: CPU n and n+32 taken as one core's two threads, as Linux numbers "
+            "most x86 servers") in run.stdout.splitlines()
 
 
 def test_the_shipped_clusterrole_is_enough(apiserver):
@@ -256,7 +278,8 @@ def test_the_shipped_cronjob_writes_each_report_where_it_says(healthy_apiserver)
     assert args[0] == "audit"
     run = run_cli(*args, "--kubeconfig", str(healthy_apiserver.kubeconfig()), cwd=folder)
     assert (run.returncode, run.stderr) == (0, "")
-    assert run.stdout.startswith("node/numa-node-2\n")
+    assert run.stdout.startswith("node/numa-node-1\n  node/numa-node-1:1:1  NG425  info  ")     # an info only
+    assert "\nnode/numa-node-2\n" in run.stdout
     assert [d["kind"] for d in yaml.safe_load_all((folder / "reports" / "policyreports.yaml").read_text())] == [
         "ClusterPolicyReport", "PolicyReport", "PolicyReport"]
     assert (folder / "reports" / "pool.html").read_text().startswith("<!DOCTYPE html>")

@@ -251,3 +251,33 @@ def test_nodes_running_the_same_pods_are_simulated_once_and_named_apart():
     assert [p.label for p in found[1].pods] == ["trading/b-0", "trading/b-1", "trading/b-2"]
     # the same pods under another configuration are simulated apart: nothing pinned on c
     assert [len(p.exclusive) for p in found[0].pods] == [8, 8, 8] and [len(p.exclusive) for p in found[2].pods] == [0, 0, 0]
+
+
+# ------------------------------------------------------------------------------ credentials
+
+def test_a_client_certificate_is_credentials_when_an_exec_plugin_beside_it_fails(tmp_path):
+    """A user with a client certificate and an exec plugin that fails: the Python client logs
+    the plugin's failure and goes on with the certificate, which the API server accepts, so
+    that is not "no credentials" (kubectl too uses the certificate). Without either it is."""
+    import base64
+    import sys
+
+    from recorded_apiserver import make_tls, write_kubeconfig
+
+    from numaguard.lint.cluster.api import ClusterError, _api_client
+
+    ca, cert, key = make_tls(tmp_path)
+    plugin = tmp_path / "broken-helper.py"
+    plugin.write_text("import sys\nsys.exit(1)\n")
+    failing = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+               "args": [str(plugin)], "interactiveMode": "Never"}
+    certificate = {"client-certificate-data": base64.b64encode(cert.read_bytes()).decode(),
+                   "client-key-data": base64.b64encode(key.read_bytes()).decode()}
+    kc = write_kubeconfig(tmp_path / "kc-cert", "https://127.0.0.1:1", ca, "", user={**certificate, "exec": failing})
+    configuration = _api_client(str(kc), None, 1).configuration
+    assert Path(configuration.cert_file).read_bytes() == cert.read_bytes()
+    assert not configuration.api_key
+    bare = write_kubeconfig(tmp_path / "kc-bare", "https://127.0.0.1:1", ca, "", user={"exec": failing})
+    with pytest.raises(ClusterError) as refused:
+        _api_client(str(bare), None, 1)
+    assert str(refused.value) == "kubeconfig: no credentials: exec: process returned 1"

@@ -287,3 +287,29 @@ def test_sigterm_answers_a_review_on_a_kept_alive_connection_then_closes_it(tmp_
     assert sock.recv(1) == b""
     sock.close()
     assert srv.proc.wait(30) == 0
+
+
+def test_sigterm_closes_an_idle_kept_alive_connection_after_the_stop_linger(tmp_path):
+    """A kept-alive connection idle when SIGTERM arrives is closed STOP_LINGER_SECONDS after
+    the graceful stop begins: not at once (a review may be on its way), not at the idle
+    timeout (60 s here) nor at the graceful timeout (30 s). Nothing is sent after the signal,
+    so the linger itself is what is measured."""
+    from numaguard.webhook.front import STOP_LINGER_SECONDS
+
+    srv = start_server(tmp_path, "--workers", "1", "--threads", "2", "--shutdown-delay", "0",
+                       "--idle-timeout", "60", "--graceful-timeout", "30")
+    whole = body(review(managed_pod()))
+    sock = _raw_tls(srv)
+    sock.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(whole) + whole)
+    head, _ = _read_head_and_body(sock)
+    assert head.startswith(b"HTTP/1.1 200 ") and b"Connection:" not in head        # kept alive
+    sock.settimeout(60)
+    signalled = time.monotonic()
+    srv.proc.send_signal(signal.SIGTERM)
+    assert sock.recv(1) == b""               # closed by the server (TLS close_notify, then FIN)
+    lingered = time.monotonic() - signalled
+    sock.close()
+    assert srv.proc.wait(30) == 0
+    # the worker starts its stop a moment after the signal (the arbiter passes it on)
+    assert STOP_LINGER_SECONDS - 0.1 <= lingered <= STOP_LINGER_SECONDS + 5, lingered

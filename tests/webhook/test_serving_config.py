@@ -109,3 +109,28 @@ def test_numbers_given_as_numbers_read_as_written():
     """A dict given to config_from_dict directly (or a YAML 1.1 parser's floats) reads like the file."""
     config = config_from_dict({"webhook": {"tlsMinVersion": 1.3, "timeouts": {"body": 2, "idle": 30.5}}})
     assert config.webhook_serving == {"tlsMinVersion": "1.3", "timeouts": {"body": "2", "idle": "30.5"}}
+
+
+@pytest.mark.parametrize("written, budget", [("8Mi", 8 * 2**20), ("512Ki", 512 * 2**10), ("1Gi", 2**30),
+                                             ("3000000", 3_000_000)])
+def test_webhook_cache_bytes_is_the_budget_the_real_server_caches_within(tmp_path, written, budget):
+    """`webhook.cacheBytes` read by `serve` itself, in binary units (8Mi is 8 x 2^20 bytes),
+    as each worker's findings cache budget: the metric adds up the live workers'."""
+    import time
+
+    srv = start_server(tmp_path, "--workers", "2", "--threads", "2", "--shutdown-delay", "0",
+                       config=CONFIG + f"  cacheBytes: {written}\n")
+    values = []
+    try:
+        # /readyz answers once one worker is up; the second may still be starting (a stop
+        # during a worker's boot is a gunicorn boot failure): wait until both report
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not values or values[-1] < 2 * budget):
+            metrics = srv.request("GET", "/metrics")[2].decode()
+            values += [float(line.split()[1]) for line in metrics.splitlines()
+                       if line.startswith("numaguard_webhook_cache_budget_bytes ")]
+            time.sleep(0.2)
+    finally:
+        assert srv.stop() == 0
+    assert values[-1] == 2 * budget
+    assert set(values) <= {budget, 2 * budget}       # one worker's budget, then both

@@ -177,7 +177,8 @@ def test_the_startup_log_names_both_addresses(server):
     assert first.split("[INFO] ", 1)[1] == (
         f"numaguard webhook: reviews on https://127.0.0.1:{server.port}/validate, probes on "
         f"https://127.0.0.1:{server.probe_port} (/healthz, /readyz, /metrics); TLS 1.2+ (AEAD suites only); "
-        "client certificate not required; 2 workers x 4 threads, 1024 connections each per port; timeouts: handshake 5s, "
+        "client certificate not required; 2 workers x 4 threads, 1024 connections each per port, request bodies up to "
+        "5 MiB each and 32 MiB at once; timeouts: handshake 5s, "
         "header 5s, body 1s, "
         "idle 120s, write 10s")
     assert "Listening at:" not in server.stderr.read_text()
