@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,50 +91,26 @@ def _tids(pid: int) -> list[int]:
 
 
 @contextmanager
-def real_pool(top: Path, cgroups: str):
-    alone = Container("app", exclusive=[A], memory_numa=[0], effective=str(A),
-                      child=Child(cpus=[A], comm="alone", threads=[SPIN]))
-    contended = Container("app", exclusive=[B], memory_numa=[0], effective=str(B),
-                          child=Child(cpus=[B], comm="contended", threads=[SPIN]))
-    pods = [Pod("shop", "alone-0", [alone]), Pod("shop", "contended-0", [contended])]
-    node = HostNode(top, pods, numa_of={A: 0, B: 0, SHARED_CPU: 0}, reserved=SHARED_CPU).write()
-    sibling, base, made = None, None, []
+def kernel_cgroups(node: HostNode, pods: list[Pod], mount: Path, prefix: str):
+    """Each pod's (first) container cgroup made by the kernel in `mount`, the node's cgroup root a
+    link to them: yields {pod name: its container's cgroup}. Exit once the processes have stopped:
+    the folders are removed then."""
+    base = mount / f"{prefix}-{secrets.token_hex(4)}"
+    base.mkdir()
+    made: list[Path] = []
     try:
-        node.start()
-        sibling = start_child(Child(cpus=[B], comm="sibling", threads=[SPIN]))
-        _renice(alone.pid, -10)
-        pool = RealPool(node, alone, contended, sibling, cgroups)
-        if cgroups == "kernel":
-            mount, why = cgroup2_mount()
-            if mount is None:
-                raise RuntimeError(why)
-            base = mount / f"ng-agent-{secrets.token_hex(4)}"
-            base.mkdir()
-            shutil.rmtree(node.cgroup_root)
-            node.cgroup_root.symlink_to(base)
-            for pod in pods:
-                scope = node.container_cgroup(pod, pod.containers[0])
-                for folder in reversed([scope, *list(scope.parents)[:2]]):
-                    if not folder.exists():
-                        folder.mkdir()
-                        made.append(folder)
-                pool.scopes[pod.name] = scope
-            (pool.scopes["alone-0"] / "cgroup.procs").write_text(f"{alone.pid}\n")
-            for pid in (contended.pid, sibling.pid):
-                (pool.scopes["contended-0"] / "cgroup.procs").write_text(f"{pid}\n")
-        else:
-            for pod in pods:
-                pool.scopes[pod.name] = node.container_cgroup(pod, pod.containers[0])
-            scope = pool.scopes["contended-0"]
-            (scope / "cgroup.procs").write_text(f"{contended.pid}\n{sibling.pid}\n")
-            (scope / "cgroup.threads").write_text(
-                "".join(f"{t}\n" for t in _tids(contended.pid) + _tids(sibling.pid)))
-        node.serve()
-        yield pool
+        shutil.rmtree(node.cgroup_root)
+        node.cgroup_root.symlink_to(base)
+        scopes = {}
+        for pod in pods:
+            scope = node.container_cgroup(pod, pod.containers[0])
+            for folder in reversed([scope, *list(scope.parents)[:2]]):
+                if not folder.exists():
+                    folder.mkdir()
+                    made.append(folder)
+            scopes[pod.name] = scope
+        yield scopes
     finally:
-        if sibling is not None:
-            stop_child(sibling)
-        node.stop()
         for folder in reversed(made):
             for _ in range(50):                   # the children's exit reaches the cgroup a moment later
                 try:
@@ -142,8 +118,45 @@ def real_pool(top: Path, cgroups: str):
                     break
                 except OSError:
                     time.sleep(0.1)
-        if base is not None:
-            base.rmdir()
+        base.rmdir()
+
+
+@contextmanager
+def real_pool(top: Path, cgroups: str):
+    alone = Container("app", exclusive=[A], memory_numa=[0], effective=str(A),
+                      child=Child(cpus=[A], comm="alone", threads=[SPIN]))
+    contended = Container("app", exclusive=[B], memory_numa=[0], effective=str(B),
+                          child=Child(cpus=[B], comm="contended", threads=[SPIN]))
+    pods = [Pod("shop", "alone-0", [alone]), Pod("shop", "contended-0", [contended])]
+    node = HostNode(top, pods, numa_of={A: 0, B: 0, SHARED_CPU: 0}, reserved=SHARED_CPU).write()
+    sibling = None
+    with ExitStack() as made:                     # the kernel's cgroups go once the processes are gone
+        try:
+            node.start()
+            sibling = start_child(Child(cpus=[B], comm="sibling", threads=[SPIN]))
+            _renice(alone.pid, -10)
+            pool = RealPool(node, alone, contended, sibling, cgroups)
+            if cgroups == "kernel":
+                mount, why = cgroup2_mount()
+                if mount is None:
+                    raise RuntimeError(why)
+                pool.scopes.update(made.enter_context(kernel_cgroups(node, pods, mount, "ng-agent")))
+                (pool.scopes["alone-0"] / "cgroup.procs").write_text(f"{alone.pid}\n")
+                for pid in (contended.pid, sibling.pid):
+                    (pool.scopes["contended-0"] / "cgroup.procs").write_text(f"{pid}\n")
+            else:
+                for pod in pods:
+                    pool.scopes[pod.name] = node.container_cgroup(pod, pod.containers[0])
+                scope = pool.scopes["contended-0"]
+                (scope / "cgroup.procs").write_text(f"{contended.pid}\n{sibling.pid}\n")
+                (scope / "cgroup.threads").write_text(
+                    "".join(f"{t}\n" for t in _tids(contended.pid) + _tids(sibling.pid)))
+            node.serve()
+            yield pool
+        finally:
+            if sibling is not None:
+                stop_child(sibling)
+            node.stop()
 
 
 @contextmanager

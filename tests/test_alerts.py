@@ -101,3 +101,18 @@ def test_the_podmonitor_is_valid_for_prometheus_operator():
     endpoint["honourLabels"] = endpoint.pop("honorLabels")
     assert crd_errors(monitor, crd) == [
         "spec.podMetricsEndpoints.0: Additional properties are not allowed ('honourLabels' was unexpected)"]
+
+
+def test_the_canary_walkthrough_names_every_alert_on_the_agents_series():
+    """Step 4 of README's canary chapter names each alert of the agent's group, with the agent's
+    series it fires on, and applies the PodMonitor that lets Prometheus scrape the agent."""
+    plain = yaml.safe_load((MONITORING / "numaguard.rules.yaml").read_text())
+    [agent] = [g for g in plain["groups"] if g["name"] == "numaguard.agent"]
+    readme = (REPO / "README.md").read_text()
+    chapter = readme.split("## A canary rollout with numaguard", 1)[1].split("\n## ", 1)[0]
+    step4 = chapter.split("**4. ", 1)[1].split("**5. ", 1)[0]
+    assert _alerts([agent]) == ["NumaguardThreadsOutsideExclusiveCPUs", "NumaguardMemoryRemote",
+                                "NumaguardExclusiveCPUsThrottled", "NumaguardRunQueueDelayHigh",
+                                "NumaguardNodeAgentIncomplete"]
+    assert all(name in step4 for name in _alerts([agent])), [n for n in _alerts([agent]) if n not in step4]
+    assert "kubectl apply -f deploy/monitoring/podmonitor.yaml -f deploy/monitoring/prometheusrule.yaml" in step4

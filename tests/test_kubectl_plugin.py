@@ -59,7 +59,7 @@ def test_help_and_usage_name_the_plugin_as_typed(tmp_path):
     assert run.returncode == 0
     assert run.stdout.splitlines()[0] == "Usage: kubectl numaguard [OPTIONS] COMMAND [ARGS]..."
     assert [line.split()[0] for line in run.stdout.split("Commands:\n", 1)[1].splitlines()] == [
-        "audit", "export", "fix", "lint", "node", "plan", "rules", "simulate", "webhook"]
+        "audit", "compare", "export", "fix", "lint", "node", "plan", "rules", "simulate", "webhook"]
     assert kubectl("numaguard", "lint", "-h", cwd=tmp_path).stdout.splitlines()[0] == \
         "Usage: kubectl numaguard lint [OPTIONS] [PATHS]..."
     version = kubectl("numaguard", "--version", cwd=tmp_path)

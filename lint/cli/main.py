@@ -75,7 +75,8 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
              lazy_commands={"simulate": "numaguard.lint.cli.numa:simulate", "node": "numaguard.lint.cli.numa:node",
                             "audit": "numaguard.lint.cli.audit:audit", "webhook": "numaguard.lint.cli.webhook:webhook",
-                            "export": "numaguard.lint.cli.export:export", "plan": "numaguard.lint.cli.plan:plan"})
+                            "export": "numaguard.lint.cli.export:export", "plan": "numaguard.lint.cli.plan:plan",
+                            "compare": "numaguard.lint.cli.compare:compare"})
 @click.version_option(package_name="numaguard")
 def main() -> None:
     """Keep workloads and kubelets ready for Kubernetes pod-level resource managers."""
