@@ -104,6 +104,25 @@ def test_runbook_urls_land_on_their_runbooks():
         assert url.rsplit("#", 1)[1] in runbooks, (name, url)
 
 
+SECTION_NAMED = re.compile(r"((?:(?:lint/rules|lint|deploy|webhook|tests)/)?README\.md)(?:'s)?,?:? \\?\"([^\"\\\n]+)")
+
+
+def test_code_and_manifests_name_sections_their_guides_hold():
+    """A comment, message or manifest that sends the reader to `GUIDE, "Section"` names a heading
+    of that guide (the quote may continue on the next line: its start is matched)."""
+    named = []
+    for folder in ("lint", "webhook", "deploy"):
+        for f in sorted((REPO / folder).rglob("*")):
+            if f.is_file() and f.suffix in (".py", ".yaml", ".yml", "") and f.name != "README.md":
+                named += [(f.relative_to(REPO), *m) for m in SECTION_NAMED.findall(f.read_text(errors="replace"))]
+    assert len(named) >= 25
+    headings = {path: [re.sub(r"^#+ ", "", h).replace("`", "") for h in re.findall(r"^#{1,6} .+$", FENCE.sub("", guide(path)), re.M)]
+                for path in GUIDES}
+    wrong = [(str(f), path, section) for f, path, section in named
+             if not any(h.startswith(section.strip().replace("`", "")) for h in headings[path])]
+    assert wrong == []
+
+
 def test_readme_is_a_front_page():
     assert len(guide("README.md").splitlines()) <= 500
 
@@ -164,6 +183,17 @@ def test_generated_sections_are_current(path):
         f"{path} is stale: run `python -m numaguard.lint.rules.docs --update-readme`")
 
 
+@pytest.mark.parametrize("path", sorted(GENERATED))
+def test_every_generated_section_is_rendered_from_blank(path):
+    """Emptied, each of a guide's generated sections comes back exactly as the guide holds it."""
+    text = guide(path)
+    blank = text
+    for name in GENERATED[path]:
+        start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+        blank = blank.split(start)[0] + start + end + blank.split(end)[1]
+    assert blank != text and render_guide(blank, GENERATED[path]) == text
+
+
 def test_rule_reference_has_one_section_per_rule_with_its_tier_why_and_fix():
     from numaguard.lint.rules.registry import all_rules
 
@@ -210,6 +240,13 @@ def test_rules_id_in_the_other_formats():
     assert "*Judged:* pods meant for a managed pool on a node description (policy tier); a pod only assumed " \
            "to be meant for one gets it as a warning (a finding on a node description you named keeps its " \
            "severity)." in section
+
+
+def test_rules_help_says_which_format_is_the_default():
+    helptext = re.sub(r"\s+", " ", run_cli("rules", "--help").stdout)
+    assert "Usage: numaguard rules [OPTIONS] [RULE]" in helptext
+    assert ("--format [text|json|markdown] text (the default for the list), markdown (the default for one "
+            "RULE: its section of lint/rules/README.md) or json.") in helptext
 
 
 def test_rules_unknown_id_is_a_clear_error():
