@@ -146,6 +146,24 @@ def test_readmes_first_command_lints_the_examples_as_it_says():
                      proc.stdout, re.M)
 
 
+def _tour_block(heading: str) -> list[str]:
+    chapter = guide("README.md").split(heading + "\n", 1)[1].split("\n### ", 1)[0]
+    return re.search(r"```\n(.*?)\n```", chapter, re.S).group(1).splitlines()
+
+
+def test_the_tours_lint_and_simulate_outputs_are_what_the_commands_print():
+    lint = run_cli("lint", "--config", "deploy/examples/.numaguard.yaml", "deploy/examples").stdout.splitlines()
+    shown = _tour_block("### Lint a repository, and on every commit")
+    assert len(shown) == 2 and all(line in lint for line in shown)
+    command, *printed = _tour_block("### Will it fit? `numaguard simulate`")
+    assert command == "$ numaguard simulate --node builtin:dual-socket-ht tests/fixtures/simulate/fragmentation.yaml"
+    real = run_cli(*command.split()[2:])
+    assert real.returncode == 1                   # a pod is rejected
+    lines = iter(real.stdout.splitlines())        # the lines shown, in order ("..." leaves some out)
+    assert all(any(line == printed_line for line in lines) for printed_line in printed if printed_line != "...")
+    assert printed.count("...") == 3 and printed[-1] == "4 pods: 3 admitted, 1 rejected"
+
+
 def _chapters(path: str) -> list[tuple[str, str]]:
     """(heading, body) of each chapter: a heading and the text up to the next heading."""
     parts = re.split(r"^(#{1,6} .+)$", guide(path), flags=re.M)
