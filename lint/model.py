@@ -50,6 +50,19 @@ def items(value: Any) -> list:
     return value if isinstance(value, list) else []
 
 
+def value_at(data: Any, path: Path) -> Any:
+    """The value at `path` in parsed YAML, None when the path leaves the data (a missing key,
+    an index past the list's end, a scalar where a mapping or list should be)."""
+    for key in path:
+        if isinstance(data, dict):
+            data = data.get(key)
+        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
+            data = data[key]
+        else:
+            return None
+    return data
+
+
 class Severity(str, Enum):
     ERROR = "error"
     WARNING = "warning"

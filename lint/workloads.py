@@ -20,7 +20,7 @@ from typing import Any
 
 from numaguard.lint.carriers import KSERVE_MODEL_FIELDS, Guard, PodCarrier
 from numaguard.lint.k8s.kserve import find_runtime, merged_llm_spec, predictor_with_runtime
-from numaguard.lint.model import ObjectRef, Path, items
+from numaguard.lint.model import ObjectRef, Path, items, value_at
 from numaguard.lint.objects import PodTarget, Relocated, api_group
 
 _PREDICTOR: Path = ("spec", "predictor")
@@ -34,7 +34,7 @@ def inference_service_pods(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods:
         if pod.spec_path[-2:] != _PREDICTOR:
             out.append(pod)
             continue
-        predictor = _at(doc, pod.spec_path)
+        predictor = value_at(doc, pod.spec_path)
         model_field = next((f for f in KSERVE_MODEL_FIELDS if isinstance(predictor.get(f), dict)), None)
         model = predictor.get(model_field) if model_field == "model" else None
         if not isinstance(model, dict):
@@ -79,7 +79,7 @@ def llm_inference_service_pods(doc: dict, ref: ObjectRef, carrier: PodCarrier, p
         found, _ = pod_templates(view, ref, carrier, template_path)
         for pod in found:
             note = f"from LLMInferenceServiceConfig {', '.join(c[0].name for c in configs)}"
-            relocated = _written_or_config(pod.spec, _at(doc, pod.spec_path), pod.spec_path, note)
+            relocated = _written_or_config(pod.spec, value_at(doc, pod.spec_path), pod.spec_path, note)
             out.append(replace(pod, relocated=tuple(relocated)))
     return out, []
 
@@ -132,7 +132,7 @@ def appwrapper_declared(doc: dict, ref: ObjectRef, carrier: PodCarrier, pods: li
                 problems.append((where, f"AppWrapper: podSets[{j}].path {text!r} is not a path AppWrapper reads "
                                         f"(it starts with template, then .field or [N] steps)"))
                 continue
-            target = _at(component, path)
+            target = value_at(component, path)
             if not isinstance(target, dict) or not isinstance(target.get("spec"), dict):
                 problems.append((where, f"AppWrapper: {text} does not refer to a v1.PodTemplateSpec"))
                 continue
@@ -172,17 +172,6 @@ def _declared_path(text: Any) -> Path | None:
             return None
         out += [int(i) for i in indexes]
     return tuple(out)
-
-
-def _at(data: Any, path: Path) -> Any:
-    for key in path:
-        if isinstance(data, dict):
-            data = data.get(key)
-        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
-            data = data[key]
-        else:
-            return None
-    return data
 
 
 __all__ = ["inference_service_pods", "llm_inference_service_pods", "appwrapper_declared"]

@@ -18,18 +18,6 @@ def at(data: Any, path: Path) -> Any:
     return data
 
 
-def value_at(data: Any, path: Path) -> Any:
-    """The value at `path`, None when the path leaves the data."""
-    for key in path:
-        if isinstance(data, dict):
-            data = data.get(key)
-        elif isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data):
-            data = data[key]
-        else:
-            return None
-    return data
-
-
 def name_of(data: dict) -> Any:
     meta = data.get("metadata")
     return meta.get("name") if isinstance(meta, dict) else None

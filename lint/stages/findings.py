@@ -7,11 +7,10 @@ from typing import Any, Iterable
 
 from numaguard.lint.load.documents import Document, position_of
 from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage, not_judged, value_stage
-from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path
+from numaguard.lint.model import Finding, ObjectRef, Path, Severity, Summary, Violation, dotted_path, value_at
 from numaguard.lint.rendered import RenderedFindings
 from numaguard.lint.rules.base import Rule
 from numaguard.lint.rules.input import RENDERED_LATER
-from numaguard.lint.stages.documents import value_at
 
 SEEN = Violation((), "")          # `FindingLog.rendered_instead`: a value NG003 has already named
 

@@ -13,10 +13,10 @@ from typing import Any, Iterable
 
 from numaguard.lint.load.documents import Document, position_of
 from numaguard.lint.load.later_stages import VALUE_STAGES, LaterStage
-from numaguard.lint.model import ObjectRef, Path, Severity, Violation
+from numaguard.lint.model import ObjectRef, Path, Severity, Violation, value_at
 from numaguard.lint.rules.base import Rule, Subject
 from numaguard.lint.rules.input import INVALID_OBJECT, RENDERED_LATER
-from numaguard.lint.stages.documents import is_kubelet_config, value_at
+from numaguard.lint.stages.documents import is_kubelet_config
 from numaguard.lint.stages.findings import SEEN
 from numaguard.lint.stages.kubelets import KubeletStage
 from numaguard.lint.stages.state import RunState
