@@ -1,7 +1,7 @@
 """The node agent's metrics, one table: every name, its type, labels, meaning and source (the
 kernel documentation file and field, or the kubelet record), and the sources the agent reports
 as available or not. `numaguard node agent` exports exactly these (its collector looks each
-name up here), README's metric reference is generated from here, and `numaguard compare` and the
+name up here), deploy/README.md's metric reference is generated from here, and `numaguard compare` and the
 rules in deploy/monitoring use the same names.
 
 Pure data, no I/O: kept outside `lint/node/` so the documentation generator (`lint/rules/docs`)
@@ -194,7 +194,7 @@ SOURCE_KEYS = tuple(s.key for s in SOURCES)
 
 
 def render_markdown() -> str:
-    """README's metric reference."""
+    """deploy/README.md's metric reference."""
     lines = ["| metric | type | labels | what | source |", "|---|---|---|---|---|"]
     for m in METRICS:
         labels = ", ".join(f"`{label}`" for label in m.labels) or "-"

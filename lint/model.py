@@ -210,7 +210,7 @@ def unread_phrases(unread: list[Unread]) -> list[str]:
     return phrases
 
 
-# What took each object as meant for a managed pool, per tier (README "Which pods are
+# What took each object as meant for a managed pool, per tier (lint/README.md "Which pods are
 # policy-checked" and "Which KubeletConfigurations are pool configurations"): the keys of
 # `Summary.declared` and of the JSON report's `summary.declaredBy`, each tier's "assumed" (or,
 # for NUMA fit, "unnamed") last. "pods": the policy tier of pods and pod templates (a pool

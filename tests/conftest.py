@@ -53,6 +53,18 @@ def numaguard_exe() -> str:
     return str(exe)
 
 
+# The guides: README.md, the front page, and one per audience beside what it describes. Tests
+# read the chapter they check from the guide that holds it (tests/test_guides.py checks them all).
+GUIDES = ("README.md", "lint/README.md", "lint/rules/README.md", "deploy/README.md", "webhook/README.md",
+          "tests/README.md")
+
+
+def guide(path: str) -> str:
+    """One guide's text (`path` one of GUIDES)."""
+    assert path in GUIDES, path
+    return (REPO / path).read_text(encoding="utf-8")
+
+
 # The programs the tests run for real, and what installs each one. `bash .ci/run` (README's
 # test command, the one CI runs) installs every one that is missing; tests/test_readme.py
 # checks that .ci/run names them all.

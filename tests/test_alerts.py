@@ -1,6 +1,6 @@
 """deploy/monitoring: the alerting and recording rules checked and unit-tested by the real
 promtool (Debian's prometheus package, installed by .ci/run), the PrometheusRule equal to the
-plain rules file, a README runbook for every alert, the node agent's metrics named as its
+plain rules file, a runbook in deploy/README.md for every alert, the node agent's metrics named as its
 metric table names them, and the PodMonitor valid for prometheus-operator's CRD."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 
 import yaml
 
-from conftest import REPO, tool
+from conftest import REPO, guide, tool
 from crd_validation import crd_errors
 
 MONITORING = REPO / "deploy" / "monitoring"
@@ -64,14 +64,16 @@ def test_prometheusrule_equals_the_plain_rules_file():
     assert crd["spec"]["groups"] == plain["groups"]
 
 
-def test_every_alert_has_a_runbook_in_readme():
-    readme = (REPO / "README.md").read_text()
+RUNBOOKS = "https://github.com/numaguard/numaguard/blob/main/deploy/README.md#"
+
+
+def test_every_alert_has_a_runbook_in_the_operators_guide():
+    readme = guide("deploy/README.md")
     plain = yaml.safe_load((MONITORING / "numaguard.rules.yaml").read_text())
     for group in plain["groups"]:
         for rule in (r for r in group["rules"] if "alert" in r):
-            anchor = rule["annotations"]["runbook_url"].rsplit("#", 1)[1]
-            assert anchor == rule["alert"].lower()
-            assert re.search(rf"^#### {rule['alert']}$", readme, re.M), f"no runbook for {rule['alert']}"
+            assert rule["annotations"]["runbook_url"] == RUNBOOKS + rule["alert"].lower()
+            assert re.search(rf"^### {rule['alert']}$", readme, re.M), f"no runbook for {rule['alert']}"
 
 
 def test_the_rules_use_only_the_node_agents_metrics():
@@ -104,11 +106,11 @@ def test_the_podmonitor_is_valid_for_prometheus_operator():
 
 
 def test_the_canary_walkthrough_names_every_alert_on_the_agents_series():
-    """Step 4 of README's canary chapter names each alert of the agent's group, with the agent's
+    """Step 4 of deploy/README.md's canary chapter names each alert of the agent's group, with the agent's
     series it fires on, and applies the PodMonitor that lets Prometheus scrape the agent."""
     plain = yaml.safe_load((MONITORING / "numaguard.rules.yaml").read_text())
     [agent] = [g for g in plain["groups"] if g["name"] == "numaguard.agent"]
-    readme = (REPO / "README.md").read_text()
+    readme = guide("deploy/README.md")
     chapter = readme.split("## A canary rollout with numaguard", 1)[1].split("\n## ", 1)[0]
     step4 = chapter.split("**4. ", 1)[1].split("**5. ", 1)[0]
     assert _alerts([agent]) == ["NumaguardThreadsOutsideExclusiveCPUs", "NumaguardMemoryRemote",

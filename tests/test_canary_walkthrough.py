@@ -1,4 +1,4 @@
-"""README's canary walk-through stays runnable: every `numaguard` and `promtool` command in
+"""deploy/README.md's canary walk-through stays runnable: every `numaguard` and `promtool` command in
 "## A canary rollout with numaguard" is run verbatim, in a copy of the repository's deploy/
 and tests/fixtures/ folders, with KUBECONFIG pointing at the recorded API server (audit).
 `kubectl` lines are the only ones not run (no cluster here); any other command fails the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, tool
+from conftest import REPO, guide, tool
 
 sys.path.insert(0, str(REPO / "tests" / "cluster"))
 sys.path.insert(0, str(REPO / "tests"))
@@ -34,7 +34,7 @@ NOT_RUN = ("kubectl ",)
 
 
 def walkthrough_commands() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = guide("deploy/README.md")
     assert SECTION in readme
     section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.+?)\n```", section, re.S)

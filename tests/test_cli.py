@@ -249,7 +249,7 @@ def test_rules_listing_formats():
                                "needsNode", "fix"}
     from numaguard.lint.rules.registry import all_rules
     assert [(r["id"], r["severity"]) for r in as_json] == [(r.id, r.severity.value) for r in all_rules()]
-    assert "| NG208 |" in run_cli("rules", "--format", "markdown").stdout
+    assert "| [NG208](#ng208-reserved-memory-mismatch-error) |" in run_cli("rules", "--format", "markdown").stdout
 
 
 def test_exclude_globs_lists_and_unknown_kinds(tmp_path):

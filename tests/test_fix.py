@@ -692,12 +692,12 @@ def test_real_world_files_change_only_in_the_fixed_fields(tmp_path):
         assert (again.exit_code, again.stdout) == (0, "")
 
 
-# ------------------------------------------------------------------------------- README
+# ------------------------------------------------------------------------------- lint/README.md
 
 def _readme_section() -> str:
-    from conftest import REPO
+    from conftest import guide
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = guide("lint/README.md")
     return readme.split("## `numaguard fix`", 1)[1].split("\n## ", 1)[0]
 
 
@@ -706,7 +706,7 @@ def test_readme_lists_the_fixable_rules_from_their_metadata():
 
     listed = _readme_section().split("<!-- fixable:start -->", 1)[1].split("<!-- fixable:end -->", 1)[0]
     assert listed.strip() == render_fixable().strip(), (
-        "README's fixable rules are stale: run `python -m numaguard.lint.rules.docs --update-readme`")
+        "lint/README.md's fixable rules are stale: run `python -m numaguard.lint.rules.docs --update-readme`")
     assert listed.count("\n- **NG") == len(FIXES)
 
 

@@ -200,7 +200,7 @@ def test_readme_workflow_and_input_table_match_the_action():
     import yaml
 
     action = yaml.safe_load((REPO / "deploy" / "github-action" / "action.yml").read_text())
-    section = (REPO / "README.md").read_text().split("## GitHub Actions:", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "lint" / "README.md").read_text().split("## GitHub Actions:", 1)[1].split("\n## ", 1)[0]
     workflow = yaml.safe_load(re.search(r"```yaml\n(.+?)\n```", section, re.S).group(1))
     assert workflow["permissions"]["security-events"] == "write"
     step = workflow["jobs"]["numaguard"]["steps"][-1]

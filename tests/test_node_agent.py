@@ -525,8 +525,8 @@ def test_the_metric_table_is_consistent():
     assert len({m.name for m in METRICS}) == len(METRICS)
 
 
-def test_readme_has_the_metric_reference_from_the_table():
-    readme = (REPO / "README.md").read_text()
+def test_the_operators_guide_has_the_metric_reference_from_the_table():
+    readme = (REPO / "deploy" / "README.md").read_text()
     section = readme.split("<!-- agent-metrics:start -->\n", 1)[1].split("<!-- agent-metrics:end -->", 1)[0]
     assert section == render_markdown()
     assert all(f"`{m.name}`" in section for m in METRICS)

@@ -366,7 +366,7 @@ def manifests(config: Config, config_text: str, config_name: str, target: Target
                    "run it again after changing the config.\n"
                    "# caBundle: set by `numaguard webhook certs ... --patch` (or injected by cert-manager).\n"
                    + _yaml(vwc)),
-        CONFIGMAP_FILE: (f"{made_by}: the config file the webhook\n# judges with (README, "
+        CONFIGMAP_FILE: (f"{made_by}: the config file the webhook\n# judges with (lint/README.md, "
                          "\"Configuration file\"), and the one its matchConditions were derived from.\n"
                          + _yaml(config_map(config_text, target))),
     }

@@ -140,12 +140,27 @@ def fix(paths, diff, write, pool_dirs, config_path, node_path, kubernetes_versio
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
-def rules(fmt: str) -> None:
-    """List every rule with its severity, rationale and fix."""
-    from numaguard.lint.rules.docs import render_rules
+@click.argument("rule", required=False, metavar="[RULE]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default=None,
+              help="text (the default for the list), markdown (the default for one RULE: its section "
+                   "of lint/rules/README.md) or json.")
+def rules(rule: str | None, fmt: str | None) -> None:
+    """List every rule with its severity, rationale and fix; with RULE (an id such as NG205, or a
+    name), print that rule's section of the rule reference."""
+    import json
 
-    click.echo(render_rules(fmt), nl=False)
+    from numaguard.lint.rules.docs import find_rule, render_rules, render_section, render_text
+
+    if rule is None:
+        click.echo(render_rules(fmt or "text"), nl=False)
+        return
+    found = find_rule(rule)
+    if found is None:
+        raise UsageProblem(f"unknown rule {rule!r}: give an id such as NG205 or a name such as "
+                           "topology-scope-not-pod (`numaguard rules` lists them)")
+    fmt = fmt or "markdown"
+    click.echo(json.dumps(found.as_dict(), indent=2) if fmt == "json"
+               else render_text(found) if fmt == "text" else render_section(found), nl=fmt == "json")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -308,7 +308,7 @@ def agent_command(root, state_dir, socket_path, kubelet_config, timeout, kuberne
     """Serve, for Prometheus, each container's alignment (cpuset against its assignment, threads
     outside its CPUs), memory locality, faults, CPU throttling, pressure and run-queue delay, and
     the node's NUMA counters and shared pool. Runs until SIGTERM; exit 2 on a bad option or an
-    address that cannot be bound. README: "The node agent"."""
+    address that cannot be bound. deploy/README.md: "The node agent"."""
     import sys
 
     from numaguard.lint.cli.agent_server import parse_listen, serve

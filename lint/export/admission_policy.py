@@ -275,6 +275,6 @@ def admission_policy_yaml(config: Config, *, mode: str | None = None, failure_po
     Dumper.add_representer(str, text)
     documents = admission_policy(config, mode, failure_policy)
     header = (f"# Written by `numaguard export admission-policy --config {config_name}`: the pod rules\n"
-              "# CEL can express, judged by the API server (README, \"Admission policies without a webhook\").\n"
+              "# CEL can express, judged by the API server (deploy/README.md, \"Admission policies without a webhook\").\n"
               "# Export again after changing the config.\n")
     return header + yaml.dump_all(documents, Dumper=Dumper, sort_keys=False, width=120, explicit_start=True)

@@ -8,7 +8,7 @@ reused, k8s.io/apiserver/pkg/admission/plugin/cel/composition.go):
 
 mirroring, step for step, what the engine does with a pod (lint/stages/pods.py `PodStage.judge`):
 
-* `tiered`: the scope tier, `pod_scope` in lint/rules/pods.py (README "Which pods are
+* `tiered`: the scope tier, `pod_scope` in lint/rules/pods.py (lint/README.md "Which pods are
   policy-checked"): "unmanaged", "managed", "assumed", "validity" or "out"; "bounds" for a
   template beyond the policy's bounds (`Bounds`), which is reported, not judged;
 * `checked`: the judged tiers, with "malformed" for what numaguard reports as NG002 (the
@@ -55,7 +55,7 @@ class Bounds:
 
 
 BOUNDS = Bounds()
-# Quantities beyond these are not rounded exactly from asApproximateFloat() (README, "What the
+# Quantities beyond these are not rounded exactly from asApproximateFloat() (deploy/README.md, "What the
 # policy costs the API server").
 MAX_FLOAT_MILLICORES = "4503599627370"       # cores: 2^52 millicores
 MAX_FLOAT_UNITS = "4503599627370496"         # 2^52 bytes
@@ -63,7 +63,7 @@ MAX_CPU = "9223372036854775807m"             # NG002 beyond: millicores in an in
 MAX_INT64 = "9223372036854775807"
 JUDGED_TIERS = ("managed", "assumed", "validity")
 COVERED = ("NG101", "NG103", "NG104", "NG105", "NG106", "NG107", "NG111", "NG114")
-# Every other rule about a pod, and why the policy leaves it out (README, "What the policy
+# Every other rule about a pod, and why the policy leaves it out (deploy/README.md, "What the policy
 # covers"; tests/export/test_admission_policy.py checks the two lists hold every pod rule).
 NOT_COVERED = {
     "NG002": "the API server checks an object's schema and quantities before any policy runs (a CRD by its "

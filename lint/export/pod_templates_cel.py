@@ -13,7 +13,7 @@ as NG002, and the API server or the kind's schema refuses them); the mapping's m
 "a", whose annotations the template inherits, the deepest winning, as `_merged_annotations`
 merges them. A list or map wildcard of at most `MAX_ITEMS` items expands to its items; a longer
 one gives one record with no value ("v": null), which the policy reports instead of judging
-(README, "What the policy costs the API server"). CEL's macros give no index and cannot
+(deploy/README.md, "What the policy costs the API server"). CEL's macros give no index and cannot
 flatten a list of lists, so a wildcard numbers the items through a bounded list of index
 pairs over the records so far, which become a variable of their own (evaluated once).
 """

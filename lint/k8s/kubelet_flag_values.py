@@ -32,7 +32,7 @@ class FlagValueError(ValueError):
 
 @dataclass(frozen=True)
 class Syntax:
-    """A flag value syntax: its name in README's flag table, how one `Set` reads a value, and
+    """A flag value syntax: its name in lint/README.md's flag table, how one `Set` reads a value, and
     whether repeated flags add up (maps, slices) or the last one wins (scalars)."""
 
     name: str

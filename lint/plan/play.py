@@ -1,7 +1,7 @@
 """One scenario: build the pool, put today's pods back where they run, then place every replica
 of every workload, the scheduler choosing the node and the kubelet admitting or rejecting it.
 
-The order (documented in README, "Sizing a pool"): DaemonSets first, one pod on each node that
+The order (documented in lint/README.md, "Sizing a pool"): DaemonSets first, one pod on each node that
 takes it (their controller pins each pod to its node); then the workloads in the order given,
 each replica with its replacements to the end before the next (a controller creates its
 replicas together, and the scheduler's queue takes them oldest first).

@@ -20,7 +20,7 @@ scheduler-plugins NodeResourceTopologyMatch plugin.
 * selectHost (pkg/scheduler/schedule_one.go, 003b446): the highest total wins, ties broken
   uniformly at random (reservoir sampling over the scored nodes). Here every feasible node is
   scored, as with percentageOfNodesToScore: 100; the scheduler's adaptive default scores a
-  rotating subset of pools above 100 nodes, which README's "Sizing a pool" states as a limit.
+  rotating subset of pools above 100 nodes, which lint/README.md's "Sizing a pool" states as a limit.
 """
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def runs_windows(registration: Any) -> bool | None:
     return False if socket.startswith(("unix:", "/")) else None
 
 
-FLAG_FIX = ("Remove the argument or give it a value the kubelet reads (README: \"Kubelet flags\"); "
+FLAG_FIX = ("Remove the argument or give it a value the kubelet reads (lint/README.md: \"Kubelet flags\"); "
             "the kubelet stops on the first flag it cannot parse. Settings that have a "
             "KubeletConfiguration field are better set there than as flags.")
 

@@ -2,7 +2,7 @@
 
 A rule module defines its rules with the `@rule(...)` decorator, which turns the function into
 a `Rule` value; `numaguard.lint.rules.registry` collects them from every rule module (the one place
-where rules are registered). Documentation (`numaguard rules`, README's rule reference) is
+where rules are registered). Documentation (`numaguard rules`, lint/rules/README.md) is
 generated from these fields, never written twice.
 """
 from __future__ import annotations

@@ -1,13 +1,15 @@
-"""Rule documentation, generated from the rules' own metadata (README's rule reference is the
-markdown form, its list of the rules `numaguard fix` fixes comes from their `fix`; a test fails
-when README is stale), README's table of the built-in pod template carriers, generated from
-the carrier table, and the node agent's metric reference, from its metric table."""
+"""Documentation generated from the code's own tables: the rule reference (lint/rules/README.md,
+one section per rule from its metadata; `numaguard rules NG205` prints one section), the list of
+the rules `numaguard fix` fixes and the table of the built-in pod template carriers
+(lint/README.md), and the node agent's metric reference (deploy/README.md). A test fails when a
+guide is stale: `python -m numaguard.lint.rules.docs --update-readme` rewrites them."""
 from __future__ import annotations
 
 import json
 
 from numaguard.lint.agent_metrics import render_markdown as render_agent_metrics
 from numaguard.lint.carriers import BUILTIN_CARRIERS, Guard, PodCarriers
+from numaguard.lint.rules.base import Rule
 from numaguard.lint.rules.registry import all_rules
 
 
@@ -17,18 +19,71 @@ def render_rules(fmt: str) -> str:
         return json.dumps([r.as_dict() for r in rules], indent=2) + "\n"
     if fmt == "markdown":
         lines = ["| ID | name | severity | what it checks |", "|---|---|---|---|"]
-        lines += [f"| {r.id} | `{r.name}` | {r.severity.value} | {r.title}"
+        lines += [f"| [{r.id}](#{section_anchor(r)}) | `{r.name}` | {r.severity.value} | {r.title}"
                   f"{' (needs a node description)' if r.needs_node else ''} |" for r in rules]
         lines.append("")
         for r in rules:
-            lines += [f"### {r.id} `{r.name}` ({r.severity.value})", "", r.title + ".", "",
-                      f"*Why:* {r.rationale}", "", f"*Fix:* {r.remediation}", ""]
+            lines.append(render_section(r))
         return "\n".join(lines)
-    lines = []
-    for r in rules:
-        lines += [f"{r.id}  {r.name}  [{r.severity.value}]", f"    {r.title}",
-                  f"    why: {r.rationale}", f"    fix: {r.remediation}", ""]
-    return "\n".join(lines)
+    return "\n".join(render_text(r) for r in rules)
+
+
+def render_text(r: Rule) -> str:
+    """One rule as `numaguard rules` lists it."""
+    return "\n".join([f"{r.id}  {r.name}  [{r.severity.value}]", f"    {r.title}",
+                      f"    why: {r.rationale}", f"    fix: {r.remediation}", ""])
+
+
+def render_section(r: Rule) -> str:
+    """One rule's section of the rule reference (and of `numaguard rules ID`)."""
+    lines = [section_heading(r), "", r.title + ".", "", f"*Judged:* {judged_tier(r)}", "",
+             f"*Why:* {r.rationale}", "", f"*Fix:* {r.remediation}"]
+    if r.fix:
+        lines += ["", f"*`numaguard fix`:* {r.fix}."]
+    return "\n".join(lines) + "\n"
+
+
+def section_heading(r: Rule) -> str:
+    return f"## {r.id} `{r.name}` ({r.severity.value})"
+
+
+def section_anchor(r: Rule) -> str:
+    """GitHub's anchor of the rule's section: lower case, spaces to hyphens, punctuation
+    other than hyphens and underscores dropped."""
+    return f"{r.id} {r.name} {r.severity.value}".lower().replace(" ", "-")
+
+
+def judged_tier(r: Rule) -> str:
+    """Which objects the rule judges and at which tier (lint/README.md, "Which pods are
+    policy-checked (scope)" and "Which KubeletConfigurations are pool configurations"), from the
+    rule's target and the validity sets the engine uses (numaguard.lint.stages)."""
+    from numaguard.lint.rules.kubelet import VALIDITY_RULES as KUBELET_VALIDITY
+    from numaguard.lint.rules.pods import VALIDITY_RULES as POD_VALIDITY
+
+    node = " on a node description" if r.needs_node else ""
+    if r.target == "pod" and r.id in POD_VALIDITY:
+        return ("every pod with pod-level resources (validity tier: what the API server or the "
+                "kubelet refuses whatever node the pod is for).")
+    if r.target == "pod":
+        kept = (" (a finding on a node description you named keeps its severity)" if r.needs_node else "")
+        return (f"pods meant for a managed pool{node} (policy tier); a pod only assumed to be meant "
+                f"for one gets it as a warning{kept}.")
+    if r.target == "kubelet" and r.id in KUBELET_VALIDITY:
+        return f"every KubeletConfiguration{node} (validity tier: the kubelet refuses it at start-up)."
+    if r.target == "kubelet":
+        return (f"the KubeletConfigurations of a managed pool{node} (pool requirement); one only "
+                "assumed to be a pool's gets it as a warning unless the kubelet would refuse to start.")
+    return {"input": "every document read, whatever it is (before any tier).",
+            "run": "once per run, across everything it read (the pools' members, their checkpoints).",
+            "status": "`numaguard audit`: the live pods and what their kubelet did with them.",
+            "node": "`numaguard node inspect` and the node agent: what a node's kubelet and kernel report.",
+            }[r.target]
+
+
+def find_rule(name: str) -> Rule | None:
+    """The rule named by its id (`NG205`, any case) or its name (`topology-scope-not-pod`)."""
+    wanted = name.strip().lower()
+    return next((r for r in all_rules() if wanted in (r.id.lower(), r.name)), None)
 
 
 def render_carriers(carriers: PodCarriers = BUILTIN_CARRIERS) -> str:
@@ -79,37 +134,49 @@ def _shown(path) -> str:
 
 
 def render_fixable() -> str:
-    """README's list of the rules `numaguard fix` fixes, from each rule's `fix` metadata."""
+    """lint/README.md's list of the rules `numaguard fix` fixes, from each rule's `fix` metadata."""
     return "\n".join(f"- **{r.id}** `{r.name}`: {r.fix}." for r in all_rules() if r.fix) + "\n"
 
 
-README_SECTIONS = {"rules": lambda: render_rules("markdown"), "carriers": render_carriers,
-                   "fixable": render_fixable, "agent-metrics": render_agent_metrics}
+# The generated sections of each guide, between `<!-- NAME:start -->` and `<!-- NAME:end -->`.
+GUIDES = {"lint/rules/README.md": {"rules": lambda: render_rules("markdown")},
+          "lint/README.md": {"carriers": render_carriers, "fixable": render_fixable},
+          "deploy/README.md": {"agent-metrics": render_agent_metrics}}
 
 
-def update_readme(path: str = "README.md") -> bool:
-    """Rewrite README's generated sections (rule reference, carrier table) in place; True when
-    anything changed."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    new = text
-    for name, render in README_SECTIONS.items():
+def render_guide(text: str, sections: dict) -> str:
+    """`text` with each of its generated `sections` rendered anew."""
+    for name, render in sections.items():
         start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
-        head, found, rest = new.partition(start)
-        if not found:
-            continue
-        _, _, tail = rest.partition(end)
-        new = f"{head}{start}\n{render().strip()}\n{end}{tail}"
-    if new != text:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(new)
-    return new != text
+        head, found, rest = text.partition(start)
+        if found:
+            _, _, tail = rest.partition(end)
+            text = f"{head}{start}\n{render().strip()}\n{end}{tail}"
+    return text
+
+
+def update_guides(root: str = ".") -> list[str]:
+    """Rewrite the guides' generated sections in place; the guides that changed."""
+    import os
+
+    changed = []
+    for path, sections in GUIDES.items():
+        full = os.path.join(root, path)
+        with open(full, encoding="utf-8") as fh:
+            text = fh.read()
+        new = render_guide(text, sections)
+        if new != text:
+            with open(full, "w", encoding="utf-8") as fh:
+                fh.write(new)
+            changed.append(path)
+    return changed
 
 
 if __name__ == "__main__":
     import sys
 
     if sys.argv[1:] == ["--update-readme"]:
-        print("README.md updated" if update_readme() else "README.md already current")
+        changed = update_guides()
+        print(f"updated: {', '.join(changed)}" if changed else "the guides are already current")
     else:
         print(render_rules(sys.argv[1] if len(sys.argv) > 1 else "text"), end="")

@@ -35,7 +35,7 @@ def _field_path(kc: dict, field: str):
 # --------------------------------------------------------------------------------------- scope
 # What makes any kubelet refuse to start applies to every KubeletConfiguration; the pool
 # requirements (gates, static policies, scope pod, reservations for them) only to the ones
-# meant for the managed pool (README "Which KubeletConfigurations are pool configurations").
+# meant for the managed pool (lint/README.md "Which KubeletConfigurations are pool configurations").
 # NG201 is in both tiers: outside the pool it reports only the start-up refusal.
 VALIDITY_RULES = frozenset({"NG201", "NG208", "NG209", "NG210", "NG211", "NG212",
                             "NG220", "NG221", "NG222"})   # lint/rules/kubelet_validation.py

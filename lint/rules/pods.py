@@ -207,7 +207,7 @@ def pod_placement(pod: PodTarget, ctx: LintContext) -> tuple[ScopeDecision, tupl
 
 
 def pod_scope(pod: PodTarget, ctx: LintContext) -> ScopeDecision:
-    """Which tier of pod rules applies to this pod (README "Which pods are policy-checked").
+    """Which tier of pod rules applies to this pod (lint/README.md "Which pods are policy-checked").
 
     - "unmanaged": the opt-out annotation; nothing is checked (counted in the summary);
     - "managed": a pod that targets a declared pool (selects its labels: nodeSelector or a
@@ -254,7 +254,7 @@ def pod_resources_missing(pod: PodTarget, ctx: LintContext) -> Iterable[Violatio
         yield Violation(("resources",), f"spec.resources sets no cpu, memory or hugepages "
                         f"(only {names}), so the pod has no pod-level budget")
     elif any(name == "resources" for name, _ in pod.refused_fields):
-        # Knative Serving: the fix NG101 gives cannot be made in this kind (README "Which pods
+        # Knative Serving: the fix NG101 gives cannot be made in this kind (lint/README.md "Which pods
         # are checked").
         why = next(why for name, why in pod.refused_fields if name == "resources")
         yield Violation(("resources",), f"the pod has no pod-level spec.resources, and a {pod.ref.kind} "

@@ -22,7 +22,7 @@ class PodStage:
 
         run, log = self.run, self.run.log
         # Scope first: a pod that is not checked at all (no pod-level resources, not meant for
-        # a pool) gets no NG002 either (README "Which pods are policy-checked").
+        # a pool) gets no NG002 either (lint/README.md "Which pods are policy-checked").
         scope, contexts, declared_by = pod_placement(pod, run.ctx)
         if scope in ("out", "unmanaged"):
             log.summary.unmanaged += scope == "unmanaged"

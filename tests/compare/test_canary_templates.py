@@ -1,5 +1,5 @@
 """deploy/canary: the Argo Rollouts AnalysisTemplate and the Flagger MetricTemplates, and the
-Rollout and Canary of README's canary chapter that gate a step on them, validated against the
+Rollout and Canary of deploy/README.md's canary chapter that gate a step on them, validated against the
 CRDs those projects publish (tests/fixtures/compare/crds, with their origin), as the API server
 validates them with strict field validation. The queries themselves run against a real
 Prometheus in test_compare_prometheus.py."""
@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, guide
 from crd_schema import errors, validators
 
 CANARY = REPO / "deploy" / "canary"
@@ -25,8 +25,8 @@ def _documents(path):
 
 
 def readme_objects() -> list[dict]:
-    """The Argo and Flagger objects in README's canary chapter's YAML blocks."""
-    chapter = (REPO / "README.md").read_text().split("## A canary rollout with numaguard", 1)[1].split("\n## ", 1)[0]
+    """The Argo and Flagger objects in deploy/README.md's canary chapter's YAML blocks."""
+    chapter = guide("deploy/README.md").split("## A canary rollout with numaguard", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```yaml\n(.*?)```", chapter, re.S)
     return [d for block in blocks for d in yaml.safe_load_all(block) if isinstance(d, dict) and d.get("kind") in KINDS]
 

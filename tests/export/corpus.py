@@ -1,5 +1,5 @@
 """Every object the agreement tests judge both ways: the rule fixtures (with the settings on their
-first line), README's YAML examples, deploy/examples/workloads, the workload CRD fixtures and
+first line), the guides' YAML examples, deploy/examples/workloads, the workload CRD fixtures and
 the real-repository fixtures. Objects are read as plain dicts, as the API server has them: no
 positions, no comment suppressions (which the API server never sees)."""
 from __future__ import annotations
@@ -11,6 +11,8 @@ import yaml
 
 from numaguard.lint.carriers import BUILTIN_CARRIERS
 from numaguard.lint.objects import api_group
+
+from conftest import GUIDES, guide
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -83,8 +85,8 @@ def fixture_objects() -> Iterator[tuple[str, dict, dict]]:
         for i, doc in enumerate(_documents(path.read_text())):
             for obj in _items(doc):
                 yield f"{path.relative_to(ROOT)}#{i}", {}, obj
-    readme = (ROOT / "README.md").read_text()
-    for n, block in enumerate(readme.split("```yaml\n")[1:]):
-        for i, doc in enumerate(_documents(block.split("```", 1)[0])):
-            for obj in _items(doc):
-                yield f"README.md yaml block {n}#{i}", {}, obj
+    for name in GUIDES:
+        for n, block in enumerate(guide(name).split("```yaml\n")[1:]):
+            for i, doc in enumerate(_documents(block.split("```", 1)[0])):
+                for obj in _items(doc):
+                    yield f"guide {name} yaml block {n}#{i}", {}, obj

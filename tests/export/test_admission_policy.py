@@ -14,7 +14,7 @@ from numaguard.lint.config import config_from_dict
 from numaguard.lint.export.admission_policy import ExportError, admission_policy, bindings
 from numaguard.lint.carriers import BUILTIN_CARRIERS, CARRIER_RESOURCES
 
-from conftest import numaguard_exe
+from conftest import guide, numaguard_exe
 from .corpus import CONFIGS, POOL
 from .policy_eval import evaluate
 
@@ -392,7 +392,7 @@ def test_a_kind_of_the_config_is_matched_by_its_group_and_resource_and_judged():
         "no exclusive CPU block is reserved; use cpu: 2 (and 1 more pod templates)"]
 
 
-# -- README --------------------------------------------------------------------------------------
+# -- deploy/README.md ----------------------------------------------------------------------------
 def test_every_pod_rule_is_covered_or_has_its_reason_in_readme():
     from numaguard.lint.export.pod_rules_cel import BOUNDS, COVERED, NOT_COVERED
     from numaguard.lint.rules.registry import all_rules
@@ -400,7 +400,7 @@ def test_every_pod_rule_is_covered_or_has_its_reason_in_readme():
 
     pod_rules = {r.id for r in all_rules() if r.target == "pod"} | {"NG002"}
     assert set(COVERED) | set(NOT_COVERED) == pod_rules and not set(COVERED) & set(NOT_COVERED)
-    readme = (ROOT / "README.md").read_text()
+    readme = guide("deploy/README.md")
     section = readme.split("### What the policy covers\n", 1)[1].split("\n### ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| NG")]
     assert [row.split(" | ")[0][2:] for row in rows] == ["NG101", "NG103", "NG104", "NG105, NG106", "NG107", "NG111",

@@ -92,7 +92,7 @@ def test_policy_and_engine_agree_on_every_object_of_the_corpus(name):
 
 
 EXPECTED = {     # a pod only assumed to be managed (no pool configured) gets its policy findings as warnings
-    # README's Rollout (the canary chapter) targets the pool of deploy/examples by its labels and
+    # deploy/README.md's Rollout (the canary chapter) targets the pool of deploy/examples by its labels and
     # tolerates its taint: under the configs whose pool has another taint, NG111
     "own": (191, {"NG101 error": 4, "NG103 warning": 9, "NG104 warning": 4, "NG105 error": 5, "NG106 error": 4,
                   "NG107 warning": 4, "NG111 warning": 2, "NG114 error": 10}),
@@ -113,7 +113,7 @@ EXPECTED = {     # a pod only assumed to be managed (no pool configured) gets it
 def test_the_corpus_holds_every_source_the_issue_names():
     sources = Counter(where.split("/")[2] if where.startswith("tests") else where.split("/")[0].split(" ")[0]
                       for where, _, _ in CORPUS)
-    assert sources == {"rules": 79, "crds": 90, "realrepo": 14, "deploy": 7, "README.md": 1}
+    assert sources == {"rules": 79, "crds": 90, "realrepo": 14, "deploy": 7, "guide": 1}
     kinds = Counter(obj["kind"] for _, _, obj in CORPUS)
     assert len(kinds) >= 28
 

@@ -1,4 +1,4 @@
-"""README's "Sizing a pool" examples are what the commands print, byte for byte."""
+"""lint/README.md's "Sizing a pool" examples are what the commands print, byte for byte."""
 from __future__ import annotations
 
 import re
@@ -6,9 +6,9 @@ import shlex
 
 import pytest
 
-from conftest import FIXTURES, REPO, run_cli
+from conftest import FIXTURES, guide, run_cli
 
-EXAMPLES = re.findall(r"```\n\$ (numaguard plan [^\n]+)\n(.*?)\n```", (REPO / "README.md").read_text(), re.S)
+EXAMPLES = re.findall(r"```\n\$ (numaguard plan [^\n]+)\n(.*?)\n```", guide("lint/README.md"), re.S)
 
 
 def test_the_chapter_has_its_three_examples():

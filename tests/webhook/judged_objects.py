@@ -1,5 +1,5 @@
 """Every object of a kind the webhook judges that the repository holds: the fixtures, the
-deploy/ examples and the README's YAML examples (each with where it came from)."""
+deploy/ examples and the guides' YAML examples (each with where it came from)."""
 from __future__ import annotations
 
 import re
@@ -10,6 +10,8 @@ import yaml
 
 from numaguard.lint.objects import api_group
 from numaguard.webhook.decide import JUDGED
+
+from conftest import GUIDES, guide
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,11 +34,11 @@ def judged_objects() -> list[tuple[str, dict]]:
         except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
             continue                       # templates and deliberately broken files
         found += [(f"{path.relative_to(ROOT)}#{i}", obj) for i, obj in enumerate(_objects(docs))]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for n, block in enumerate(re.findall(r"```yaml\n(.*?)```", readme, re.S)):
-        try:
-            docs = list(yaml.safe_load_all(block))
-        except yaml.YAMLError:
-            continue
-        found += [(f"README.md yaml block {n}#{i}", obj) for i, obj in enumerate(_objects(docs))]
+    for name in GUIDES:
+        for n, block in enumerate(re.findall(r"```yaml\n(.*?)```", guide(name), re.S)):
+            try:
+                docs = list(yaml.safe_load_all(block))
+            except yaml.YAMLError:
+                continue
+            found += [(f"{name} yaml block {n}#{i}", obj) for i, obj in enumerate(_objects(docs))]
     return found

@@ -89,8 +89,8 @@ def test_tls_min_version_1_3_refuses_a_tls_1_2_client(tmp_path):
 
 
 def _readme_yaml_after(heading_text: str) -> list[dict]:
-    """The YAML blocks of README's client-certificate example, as an operator copies them."""
-    readme = (ROOT / "README.md").read_text()
+    """The YAML blocks of deploy/README.md's client-certificate example, as an operator copies them."""
+    readme = (ROOT / "deploy" / "README.md").read_text()
     start = readme.index(heading_text)
     blocks = re.findall(r"```yaml\n(.*?)```", readme[start:start + 6000], re.S)
     return [yaml.safe_load(b) for b in blocks[:2]]
@@ -101,7 +101,7 @@ def test_client_ca_requires_the_api_servers_certificate_from_readmes_kubeconfig(
     make_certs(certs, "--client", "apiserver", "--client", "prometheus")
     make_certs(tmp_path / "other", "--client", "apiserver")          # another CA, same client name
     admission, kubeconfig = _readme_yaml_after("requires a client certificate on the review port")
-    # The AdmissionConfiguration README shows: the webhook plugin reads this kubeconfig.
+    # The AdmissionConfiguration deploy/README.md shows: the webhook plugin reads this kubeconfig.
     assert admission["apiVersion"] == "apiserver.config.k8s.io/v1" and admission["kind"] == "AdmissionConfiguration"
     plugin = admission["plugins"][0]
     assert plugin["name"] == "ValidatingAdmissionWebhook"
