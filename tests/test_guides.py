@@ -219,7 +219,7 @@ def test_rule_reference_has_one_section_per_rule_with_its_tier_why_and_fix():
     sections = re.findall(r"^## (NG\d+) ", text, re.M)
     assert sections == [r.id for r in all_rules()]
     ng205 = text.split("## NG205 ", 1)[1].split("\n## ", 1)[0]
-    assert "\n*Judged:* the KubeletConfigurations of a managed pool (pool requirement)" in ng205
+    assert "\n*Judged:* the KubeletConfigurations of a managed pool (pool requirement: declared by" in ng205
     assert "\n*Why:* With the default `container` scope" in ng205 and "\n*Fix:* Set `topologyManagerScope: pod`." in ng205
 
 
@@ -228,7 +228,7 @@ NG205 = """\
 
 topologyManagerScope is not pod.
 
-*Judged:* the KubeletConfigurations of a managed pool (pool requirement); one only assumed to be a pool's gets it as a warning unless the kubelet would refuse to start.
+*Judged:* the KubeletConfigurations of a managed pool (pool requirement: declared by a pool's `kubeletConfigs`, `scope: all` or the `PodLevelResourceManagers` gate turned on); one only assumed to be a pool's gets it as a warning unless the kubelet would refuse to start or the config sets the rule's severity.
 
 *Why:* With the default `container` scope the Topology Manager aligns each container on its own and ignores spec.resources: the pod-level budget is never placed as one NUMA "bubble", and a pod that sets only pod-level resources gets no exclusive CPUs at all.
 
@@ -255,9 +255,10 @@ def test_rules_id_in_the_other_formats():
     as_json = json.loads(run_cli("rules", "NG301", "--format", "json").stdout)
     assert (as_json["id"], as_json["target"], as_json["needsNode"]) == ("NG301", "pod", True)
     section = run_cli("rules", "NG301").stdout
-    assert "*Judged:* pods meant for a managed pool on a node description (policy tier); a pod only assumed " \
-           "to be meant for one gets it as a warning (a finding on a node description you named keeps its " \
-           "severity)." in section
+    assert "*Judged:* pods meant for a managed pool on a node description (policy tier: declared by a pool " \
+           "they target, the `numaguard.io/scope: managed` annotation or `scope: all`); a pod only assumed to " \
+           "be meant for one gets it as a warning (a finding on a node description you named keeps its " \
+           "severity), unless the config sets the rule's severity." in section
 
 
 def test_rules_help_says_which_format_is_the_default():

@@ -66,13 +66,16 @@ def judged_tier(r: Rule) -> str:
                 "kubelet refuses whatever node the pod is for).")
     if r.target == "pod":
         kept = (" (a finding on a node description you named keeps its severity)" if r.needs_node else "")
-        return (f"pods meant for a managed pool{node} (policy tier); a pod only assumed to be meant "
-                f"for one gets it as a warning{kept}.")
+        return (f"pods meant for a managed pool{node} (policy tier: declared by a pool they target, "
+                f"the `numaguard.io/scope: managed` annotation or `scope: all`); a pod only assumed to "
+                f"be meant for one gets it as a warning{kept}, unless the config sets the rule's severity.")
     if r.target == "kubelet" and r.id in KUBELET_VALIDITY:
         return f"every KubeletConfiguration{node} (validity tier: the kubelet refuses it at start-up)."
     if r.target == "kubelet":
-        return (f"the KubeletConfigurations of a managed pool{node} (pool requirement); one only "
-                "assumed to be a pool's gets it as a warning unless the kubelet would refuse to start.")
+        return (f"the KubeletConfigurations of a managed pool{node} (pool requirement: declared by a "
+                "pool's `kubeletConfigs`, `scope: all` or the `PodLevelResourceManagers` gate turned on); "
+                "one only assumed to be a pool's gets it as a warning unless the kubelet would refuse to "
+                "start or the config sets the rule's severity.")
     return {"input": "every document read, whatever it is (before any tier).",
             "run": "once per run, across everything it read (the pools' members, their checkpoints).",
             "status": "`numaguard audit`: the live pods and what their kubelet did with them.",
